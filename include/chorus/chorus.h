@@ -1,0 +1,345 @@
+/*
+ * Chorus: a collective communication library with NCCL's programming model.
+ *
+ * This is the whole public C API. It follows NCCL 2.28's shape with the prefix `chorus`: every enum value
+ * equals NCCL's, and every call that NCCL has takes the same arguments in the same order. A communicator
+ * spans `nranks` ranks; each rank is a CPU process or thread working on host memory, or a CUDA device.
+ *
+ * Thread safety: distinct communicators may be used from distinct threads at the same time. One
+ * communicator must not be used from two threads at once, except chorusCommAbort and
+ * chorusCommGetAsyncError, which may be called from any thread at any time.
+ *
+ * Errors: every call returns a chorusResult_t. chorusInvalidArgument and chorusInvalidUsage leave the
+ * communicator usable; any other error means the communicator should be aborted and recreated.
+ * chorusGetLastError(comm) returns a message naming the rank, peer, operation and cause of the last error.
+ */
+#ifndef CHORUS_CHORUS_H_
+#define CHORUS_CHORUS_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define CHORUS_API
+#else
+/* Only the symbols marked CHORUS_API are exported from libchorus.so (the library builds with
+ * -fvisibility=hidden). */
+#define CHORUS_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CHORUS_MAJOR 0
+#define CHORUS_MINOR 1
+#define CHORUS_PATCH 0
+/** Encodes a version the way NCCL >= 2.9 does: major*10000 + minor*100 + patch. */
+#define CHORUS_VERSION(X, Y, Z) ((X) * 10000 + (Y) * 100 + (Z))
+#define CHORUS_VERSION_CODE CHORUS_VERSION(CHORUS_MAJOR, CHORUS_MINOR, CHORUS_PATCH)
+
+/** Size of the opaque unique id, as NCCL_UNIQUE_ID_BYTES. */
+#define CHORUS_UNIQUE_ID_BYTES 128
+
+/** Device value of a communicator whose ranks work on host (CPU) memory. */
+#define CHORUS_DEVICE_HOST (-1)
+/** Device value meaning: the current CUDA device when a GPU is visible, else host. */
+#define CHORUS_DEVICE_AUTO (-2)
+/** Color that leaves the calling rank out of chorusCommSplit; it receives a NULL communicator. */
+#define CHORUS_SPLIT_NOCOLOR (-1)
+/** Value of chorusConfig_t fields that were not set by the user. */
+#define CHORUS_CONFIG_UNDEF_INT (-2147483647 - 1)
+#define CHORUS_CONFIG_UNDEF_PTR NULL
+
+/** Flags of chorusCommShrink. DEFAULT assumes the excluded ranks are idle; ABORT first aborts pending work. */
+#define CHORUS_SHRINK_DEFAULT 0x00
+#define CHORUS_SHRINK_ABORT 0x01
+
+/** Opaque communicator handle. */
+typedef struct chorusComm* chorusComm_t;
+
+/**
+ * A stream. On a CUDA communicator this is a cudaStream_t. On a host communicator it is a host stream made
+ * by chorusStreamCreate, whose operations the library executes in issue order; NULL makes the call block
+ * until the operation has completed.
+ */
+typedef void* chorusStream_t;
+
+/** Opaque id that every rank of a new communicator passes to chorusCommInitRank. */
+typedef struct {
+  char internal[CHORUS_UNIQUE_ID_BYTES];
+} chorusUniqueId;
+
+/** Result codes; values equal NCCL's ncclResult_t. */
+typedef enum {
+  chorusSuccess = 0,
+  chorusUnhandledCudaError = 1,
+  chorusSystemError = 2,
+  chorusInternalError = 3,
+  chorusInvalidArgument = 4,
+  chorusInvalidUsage = 5,
+  chorusRemoteError = 6,
+  chorusInProgress = 7,
+  chorusTimeout = 8,
+  chorusNumResults = 9
+} chorusResult_t;
+
+/** Element types; values equal NCCL's ncclDataType_t. */
+typedef enum {
+  chorusInt8 = 0,
+  chorusChar = 0,
+  chorusUint8 = 1,
+  chorusInt32 = 2,
+  chorusInt = 2,
+  chorusUint32 = 3,
+  chorusInt64 = 4,
+  chorusUint64 = 5,
+  chorusFloat16 = 6,
+  chorusHalf = 6,
+  chorusFloat32 = 7,
+  chorusFloat = 7,
+  chorusFloat64 = 8,
+  chorusDouble = 8,
+  chorusBfloat16 = 9,
+  chorusFloat8e4m3 = 10,
+  chorusFloat8e5m2 = 11,
+  chorusNumTypes = 12
+} chorusDataType_t;
+
+/** Reduction operations; values equal NCCL's ncclRedOp_t. */
+typedef enum {
+  chorusSum = 0,
+  chorusProd = 1,
+  chorusMax = 2,
+  chorusMin = 3,
+  chorusAvg = 4,
+  chorusNumOps = 5
+} chorusRedOp_t;
+
+/**
+ * Communicator options for chorusCommInitRankConfig, chorusCommSplit and chorusCommShrink. Always start
+ * from CHORUS_CONFIG_INITIALIZER: the size, magic and version fields let the library detect a config that
+ * was not initialized (rejected with chorusInvalidArgument). Fields left at their UNDEF value take the
+ * environment's or the library's default.
+ */
+typedef struct chorusConfig_v1 {
+  size_t size;          /* sizeof(chorusConfig_t), set by the initializer */
+  unsigned int magic;   /* 0xcafebeef, set by the initializer */
+  unsigned int version; /* CHORUS_VERSION_CODE, set by the initializer */
+  int blocking;         /* 1 (default): calls block; 0: init and calls may return chorusInProgress */
+  int device;           /* CHORUS_DEVICE_AUTO (default), CHORUS_DEVICE_HOST, or a CUDA device index */
+  int timeoutMs;        /* deadline of every wait in milliseconds (default CHORUS_TIMEOUT_MS, 600000) */
+  const char* netName;  /* force a network transport by name ("Socket", "IB"); NULL for automatic */
+  int minChannels;      /* lower bound on parallel channels (default 1) */
+  int maxChannels;      /* upper bound on parallel channels (default CHORUS_NCHANNELS or automatic) */
+  const char* commName; /* a name that log lines and traces carry; NULL for none */
+  int checkMode;        /* 1: verify that every rank calls the same collective with matching arguments */
+} chorusConfig_t;
+
+#define CHORUS_CONFIG_MAGIC 0xcafebeefu
+#define CHORUS_CONFIG_INITIALIZER                                                                         \
+  {                                                                                                       \
+    sizeof(chorusConfig_t), CHORUS_CONFIG_MAGIC, CHORUS_VERSION_CODE, CHORUS_CONFIG_UNDEF_INT,            \
+        CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_INT, \
+        CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_INT                         \
+  }
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Version and errors                                                                                   */
+/* ---------------------------------------------------------------------------------------------------- */
+
+/** Stores CHORUS_VERSION_CODE of the loaded library in *version. */
+CHORUS_API chorusResult_t chorusGetVersion(int* version);
+
+/** Returns a static human-readable string for a result code. Never returns NULL. */
+CHORUS_API const char* chorusGetErrorString(chorusResult_t result);
+
+/**
+ * Returns the message of the last error seen by `comm` (or by the calling thread, when comm is NULL): it
+ * names the rank, the peer where one is involved, the operation and the cause. Returns "" when there was
+ * none. The string stays valid until the next call on that communicator from this thread.
+ */
+CHORUS_API const char* chorusGetLastError(chorusComm_t comm);
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Communicator life cycle                                                                              */
+/* ---------------------------------------------------------------------------------------------------- */
+
+/**
+ * Creates a unique id for a new communicator. The calling process starts a rendezvous listener, bound to
+ * the interface chosen by CHORUS_SOCKET_IFNAME (default: the first non-loopback interface that is up, else
+ * loopback), which lives until the process exits. The id holds that address and a random 128-bit secret
+ * that authenticates every bootstrap connection and never crosses the wire. Pass the id to every rank out
+ * of band (MPI_Bcast, a file, ...); anyone who holds it can join the communicator.
+ */
+CHORUS_API chorusResult_t chorusGetUniqueId(chorusUniqueId* uniqueId);
+
+/**
+ * Creates a communicator of `nranks` ranks in which the caller is `rank`. Collective: every rank must call
+ * it with the same id and nranks. Blocks until all ranks have joined or the deadline (CHORUS_TIMEOUT_MS)
+ * passes. The communicator uses the device chosen by CHORUS_DEVICE_AUTO.
+ */
+CHORUS_API chorusResult_t chorusCommInitRank(chorusComm_t* comm, int nranks, chorusUniqueId commId, int rank);
+
+/**
+ * As chorusCommInitRank with options. With config->blocking == 0 the call returns chorusInProgress at once
+ * and chorusCommGetAsyncError(*comm) reports chorusInProgress until the communicator is ready (then
+ * chorusSuccess) or has failed (then the error).
+ */
+CHORUS_API chorusResult_t chorusCommInitRankConfig(chorusComm_t* comm, int nranks, chorusUniqueId commId, int rank,
+                                                   chorusConfig_t* config);
+
+/**
+ * Creates `ndev` communicators in one call, one per rank, all in this process (each rank is then driven
+ * from its own thread, or through a group from one thread). devlist[i] is the CUDA device of rank i; a
+ * NULL devlist makes every rank a host rank.
+ */
+CHORUS_API chorusResult_t chorusCommInitAll(chorusComm_t* comms, int ndev, const int* devlist);
+
+/**
+ * Creates a communicator from the environment: rank and size from CHORUS_RANK/CHORUS_WORLD_SIZE, else
+ * RANK/WORLD_SIZE (torchrun), else OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE or SLURM_PROCID/SLURM_NTASKS;
+ * rendezvous at CHORUS_ADDR (host:port), else MASTER_ADDR:MASTER_PORT, served by rank 0. Variables of
+ * different launchers that disagree are an error that names them. config may be NULL.
+ */
+CHORUS_API chorusResult_t chorusCommInitFromEnv(chorusComm_t* comm, chorusConfig_t* config);
+
+/**
+ * Splits `comm` into sub-communicators: ranks that pass the same color form one, ordered by key (ties by
+ * their rank in comm). A rank that passes CHORUS_SPLIT_NOCOLOR takes part in the call and gets *newcomm ==
+ * NULL. Collective over comm. config NULL inherits comm's options.
+ */
+CHORUS_API chorusResult_t chorusCommSplit(chorusComm_t comm, int color, int key, chorusComm_t* newcomm,
+                                          chorusConfig_t* config);
+
+/**
+ * Creates a communicator of the ranks of `comm` not listed in excludeRanksList. Only the surviving ranks
+ * call it. With CHORUS_SHRINK_ABORT, pending work on comm is aborted first, so it may be used after a peer
+ * failed.
+ */
+CHORUS_API chorusResult_t chorusCommShrink(chorusComm_t comm, int* excludeRanksList, int excludeRanksCount,
+                                           chorusComm_t* newcomm, chorusConfig_t* config, int shrinkFlags);
+
+/** Waits until all work issued on comm has completed and flushes it; collective. Call before Destroy. */
+CHORUS_API chorusResult_t chorusCommFinalize(chorusComm_t comm);
+
+/** Frees the communicator's resources. Does not wait for other ranks. NULL is accepted and ignored. */
+CHORUS_API chorusResult_t chorusCommDestroy(chorusComm_t comm);
+
+/**
+ * Aborts every operation pending on comm (every waiter returns at once with an error) and frees it. May
+ * be called from any thread, including while another thread is blocked in a call on comm.
+ */
+CHORUS_API chorusResult_t chorusCommAbort(chorusComm_t comm);
+
+/**
+ * Stores in *asyncError chorusInProgress while a non-blocking init or operation is pending, the first
+ * error that asynchronous work on comm hit, or chorusSuccess.
+ */
+CHORUS_API chorusResult_t chorusCommGetAsyncError(chorusComm_t comm, chorusResult_t* asyncError);
+
+/** Stores the number of ranks of comm in *count. */
+CHORUS_API chorusResult_t chorusCommCount(const chorusComm_t comm, int* count);
+
+/** Stores the caller's CUDA device in *device, or CHORUS_DEVICE_HOST for a host communicator. */
+CHORUS_API chorusResult_t chorusCommCuDevice(const chorusComm_t comm, int* device);
+/** Same as chorusCommCuDevice; the name DESIGN.md gives it. */
+CHORUS_API chorusResult_t chorusCommDevice(const chorusComm_t comm, int* device);
+
+/** Stores the caller's rank in comm in *rank. */
+CHORUS_API chorusResult_t chorusCommUserRank(const chorusComm_t comm, int* rank);
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Memory that peers can reach directly                                                                 */
+/* ---------------------------------------------------------------------------------------------------- */
+
+/**
+ * Allocates `size` bytes that other ranks on this host can map (shared memory for host ranks, a cuMem
+ * allocation with a shareable handle on CUDA). Collectives whose buffers come from here may skip copies.
+ */
+CHORUS_API chorusResult_t chorusMemAlloc(void** ptr, size_t size);
+/** Frees memory from chorusMemAlloc. NULL is accepted. */
+CHORUS_API chorusResult_t chorusMemFree(void* ptr);
+/** Registers a user buffer with comm so that later collectives on it may be zero-copy; returns a handle. */
+CHORUS_API chorusResult_t chorusCommRegister(const chorusComm_t comm, void* buff, size_t size, void** handle);
+/** Releases a registration made by chorusCommRegister. */
+CHORUS_API chorusResult_t chorusCommDeregister(const chorusComm_t comm, void* handle);
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Host streams                                                                                         */
+/* ---------------------------------------------------------------------------------------------------- */
+
+/**
+ * Creates a host stream. Operations enqueued on it with a host communicator run in issue order on the
+ * library's executor, and the call that enqueues them returns at once: the buffers must stay valid and
+ * unmodified until chorusStreamSynchronize returns or chorusStreamQuery reports chorusSuccess.
+ */
+CHORUS_API chorusResult_t chorusStreamCreate(chorusStream_t* stream);
+/** Blocks until every operation enqueued on stream has completed; returns the first error any of them hit. */
+CHORUS_API chorusResult_t chorusStreamSynchronize(chorusStream_t stream);
+/** chorusSuccess when every operation on stream is done, chorusInProgress while some are pending, else the
+ * first error. */
+CHORUS_API chorusResult_t chorusStreamQuery(chorusStream_t stream);
+/** Waits for the stream's work, then destroys it. */
+CHORUS_API chorusResult_t chorusStreamDestroy(chorusStream_t stream);
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Collectives (NCCL's signatures). Counts are in elements. In-place: sendbuff == recvbuff, except       */
+/* AllGather (sendbuff == recvbuff + rank*sendcount) and ReduceScatter (recvbuff == sendbuff +          */
+/* rank*recvcount). A count of 0 is a valid no-op.                                                      */
+/* ---------------------------------------------------------------------------------------------------- */
+
+/** Reduces `count` elements across ranks with `op`; every rank receives the result in recvbuff. */
+CHORUS_API chorusResult_t chorusAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                          chorusDataType_t datatype, chorusRedOp_t op, chorusComm_t comm,
+                                          chorusStream_t stream);
+/** Copies `count` elements of root's sendbuff into every rank's recvbuff. */
+CHORUS_API chorusResult_t chorusBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                                          chorusDataType_t datatype, int root, chorusComm_t comm,
+                                          chorusStream_t stream);
+/** Reduces `count` elements across ranks into root's recvbuff; recvbuff is ignored on other ranks. */
+CHORUS_API chorusResult_t chorusReduce(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
+                                       chorusRedOp_t op, int root, chorusComm_t comm, chorusStream_t stream);
+/** Gathers sendcount elements from every rank into recvbuff (nranks*sendcount elements, in rank order). */
+CHORUS_API chorusResult_t chorusAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                          chorusDataType_t datatype, chorusComm_t comm, chorusStream_t stream);
+/** Reduces nranks*recvcount elements and leaves block `rank` of the result in each rank's recvbuff. */
+CHORUS_API chorusResult_t chorusReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                              chorusDataType_t datatype, chorusRedOp_t op, chorusComm_t comm,
+                                              chorusStream_t stream);
+/** Sends block j (count elements) of sendbuff to rank j and receives block j of recvbuff from rank j. */
+CHORUS_API chorusResult_t chorusAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
+                                         chorusDataType_t datatype, chorusComm_t comm, chorusStream_t stream);
+/** Gathers sendcount elements of every rank into root's recvbuff, in rank order. */
+CHORUS_API chorusResult_t chorusGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                       chorusDataType_t datatype, int root, chorusComm_t comm,
+                                       chorusStream_t stream);
+/** Sends block j (recvcount elements) of root's sendbuff to rank j's recvbuff. */
+CHORUS_API chorusResult_t chorusScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                        chorusDataType_t datatype, int root, chorusComm_t comm,
+                                        chorusStream_t stream);
+/** Sends count elements to rank peer, which must post a matching chorusRecv. */
+CHORUS_API chorusResult_t chorusSend(const void* sendbuff, size_t count, chorusDataType_t datatype, int peer,
+                                     chorusComm_t comm, chorusStream_t stream);
+/** Receives count elements from rank peer. */
+CHORUS_API chorusResult_t chorusRecv(void* recvbuff, size_t count, chorusDataType_t datatype, int peer,
+                                     chorusComm_t comm, chorusStream_t stream);
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Groups                                                                                               */
+/* ---------------------------------------------------------------------------------------------------- */
+
+/**
+ * Starts a group: calls until the matching chorusGroupEnd are collected and launched together, on any
+ * number of communicators. Groups nest; only the outermost End launches. Send/recv pairs inside a group
+ * never deadlock, whatever their order.
+ */
+CHORUS_API chorusResult_t chorusGroupStart(void);
+/** Launches the group and returns the first error of its calls. Without a GroupStart: chorusInvalidUsage. */
+CHORUS_API chorusResult_t chorusGroupEnd(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* CHORUS_CHORUS_H_ */

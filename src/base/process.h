@@ -1,0 +1,27 @@
+// Watching another process on this host: a pidfd when the kernel has one, else kill(pid, 0).
+#pragma once
+
+#include <sys/types.h>
+
+namespace chorus {
+
+class ProcessWatch {
+ public:
+  ProcessWatch() = default;
+  explicit ProcessWatch(pid_t pid);
+  ~ProcessWatch();
+  ProcessWatch(ProcessWatch&& o) noexcept;
+  ProcessWatch& operator=(ProcessWatch&& o) noexcept;
+  ProcessWatch(const ProcessWatch&) = delete;
+  ProcessWatch& operator=(const ProcessWatch&) = delete;
+
+  // False once the process has exited (or been killed). A stopped process is alive.
+  bool alive() const;
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = 0;
+  int pidfd_ = -1;
+};
+
+}  // namespace chorus

@@ -1,0 +1,92 @@
+#include "base/shm.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <random>
+
+#include "base/error.h"
+
+namespace chorus {
+
+ShmSegment::~ShmSegment() {
+  reset();
+}
+
+ShmSegment::ShmSegment(ShmSegment&& o) noexcept {
+  *this = std::move(o);
+}
+
+ShmSegment& ShmSegment::operator=(ShmSegment&& o) noexcept {
+  if (this != &o) {
+    reset();
+    data_ = o.data_;
+    size_ = o.size_;
+    name_ = std::move(o.name_);
+    owner_ = o.owner_;
+    o.data_ = nullptr;
+    o.size_ = 0;
+    o.owner_ = false;
+  }
+  return *this;
+}
+
+void ShmSegment::reset() {
+  if (data_ != nullptr) munmap(data_, size_);
+  if (owner_) unlink();
+  data_ = nullptr;
+  size_ = 0;
+}
+
+void ShmSegment::unlink() {
+  if (owner_ && !name_.empty()) shm_unlink(name_.c_str());
+  owner_ = false;
+}
+
+ShmSegment ShmSegment::create(const std::string& prefix, size_t size) {
+  static std::atomic<uint64_t> counter{0};
+  static const uint64_t salt = std::random_device{}();
+  ShmSegment seg;
+  seg.name_ = "/chorus-" + prefix + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + "-" +
+              std::to_string(salt & 0xffffff);
+  int fd = shm_open(seg.name_.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+  CHORUS_CHECK_SYS(fd, "creating shared memory ", seg.name_);
+  seg.owner_ = true;
+  // posix_fallocate reserves the pages now, so a full /dev/shm is an error here rather than SIGBUS later.
+  int rc = posix_fallocate(fd, 0, static_cast<off_t>(size));
+  if (rc != 0) {
+    close(fd);
+    CHORUS_THROW(Status::kSystemError, "cannot allocate ", size, " bytes of shared memory in /dev/shm (", strerror(rc),
+                 "); free space there or lower CHORUS_BUFFSIZE");
+  }
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+  close(fd);
+  CHORUS_CHECK_SYS(p == MAP_FAILED ? -1 : 0, "mapping shared memory ", seg.name_);
+  seg.data_ = p;
+  seg.size_ = size;
+  return seg;
+}
+
+ShmSegment ShmSegment::open(const std::string& name, size_t size) {
+  ShmSegment seg;
+  seg.name_ = name;
+  int fd = shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0600);
+  CHORUS_CHECK_SYS(fd, "opening shared memory ", name);
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) < size) {
+    close(fd);
+    CHORUS_THROW(Status::kSystemError, "shared memory ", name, " is smaller than expected (", size, " bytes)");
+  }
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+  close(fd);
+  CHORUS_CHECK_SYS(p == MAP_FAILED ? -1 : 0, "mapping shared memory ", name);
+  seg.data_ = p;
+  seg.size_ = size;
+  return seg;
+}
+
+}  // namespace chorus

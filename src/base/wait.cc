@@ -1,0 +1,75 @@
+#include "base/wait.h"
+
+#include <sched.h>
+#include <time.h>
+
+#include "base/error.h"
+#include "base/futex.h"
+#include "base/params.h"
+
+namespace chorus {
+
+uint64_t nowNs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+Status waitInterruptedStatus(const WaitContext& ctx) {
+  if (ctx.abort != nullptr && ctx.abort->load(std::memory_order_relaxed) != 0) return Status::kInvalidUsage;
+  if (ctx.deadline.expired()) return Status::kTimeout;
+  return Status::kSuccess;
+}
+
+void checkWaitInterrupted(const WaitContext& ctx) {
+  if (ctx.abort != nullptr && ctx.abort->load(std::memory_order_relaxed) != 0) {
+    CHORUS_THROW(Status::kInvalidUsage, ctx.what, ": the communicator was aborted");
+  }
+  if (ctx.deadline.expired()) {
+    CHORUS_THROW(Status::kTimeout, ctx.what, ": no progress before the deadline (CHORUS_TIMEOUT_MS)");
+  }
+}
+
+Waiter::Waiter(const WaitContext& ctx) : ctx_(ctx) {
+  startNs_ = nowNs();
+  lastCheckNs_ = startNs_;
+  static const int64_t spinUs = param::SpinUs();
+  spinNs_ = static_cast<uint64_t>(spinUs < 0 ? 0 : spinUs) * 1000;
+}
+
+void Waiter::pause(const std::atomic<uint32_t>* word, uint32_t observed) {
+  ++iter_;
+  if (phase_ == 0) {
+    cpuRelax();
+    if ((iter_ & 63) != 0) return;
+    uint64_t now = nowNs();
+    if (now - startNs_ < spinNs_) return;
+    phase_ = 1;
+  }
+  uint64_t now = nowNs();
+  if (phase_ == 1) {
+    sched_yield();
+    // Yield for as long again as we spun (at least 50 us) before sleeping: with more ranks than cores the
+    // peer we wait for often needs exactly our core.
+    if (now - startNs_ < 2 * spinNs_ + 50000) {
+      if ((iter_ & 15) == 0) checkWaitInterrupted(ctx_);
+      return;
+    }
+    phase_ = 2;
+  }
+  if (phase_ == 2) {
+    if (word != nullptr) {
+      futexWait(word, observed, 1000);  // 1 ms slices bound the latency of abort and liveness checks
+    } else {
+      struct timespec ts = {0, 200000};
+      nanosleep(&ts, nullptr);
+    }
+  }
+  checkWaitInterrupted(ctx_);
+  if (ctx_.liveness && now - lastCheckNs_ > 5000000) {  // every 5 ms
+    lastCheckNs_ = now;
+    ctx_.liveness();
+  }
+}
+
+}  // namespace chorus

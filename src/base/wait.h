@@ -1,0 +1,55 @@
+// The one blocking-wait loop of Chorus. A wait spins for CHORUS_SPIN_US, then yields, then sleeps on a futex
+// in short slices, so that ranks that outnumber cores still progress. Between checks it watches the
+// deadline (chorusTimeout), the communicator's abort flag and, every few milliseconds, a liveness probe that
+// throws chorusRemoteError when a peer has died.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "base/deadline.h"
+#include "base/status.h"
+
+namespace chorus {
+
+// What a blocking wait watches besides its own condition.
+struct WaitContext {
+  Deadline deadline = Deadline::never();
+  const std::atomic<uint32_t>* abort = nullptr;  // non-zero: give up with "aborted"
+  std::function<void()> liveness;                // throws chorus::Error when a peer is gone; may be empty
+  std::string what;                              // names the wait in messages: "recv from rank 3 over shm"
+};
+
+// Throws the error that ends a wait if one applies now (abort, deadline); does not call liveness.
+void checkWaitInterrupted(const WaitContext& ctx);
+
+// Returns the status a wait reports when it ends for `ctx`'s reasons (for non-throwing callers).
+Status waitInterruptedStatus(const WaitContext& ctx);
+
+// A waiter that escalates from spinning to sleeping. Usage:
+//   Waiter w(ctx);
+//   while (!ready()) w.pause(word, observed);   // word: a futex word the producer bumps and wakes
+class Waiter {
+ public:
+  explicit Waiter(const WaitContext& ctx);
+  // One step of waiting. When word is non-null and still equals `observed`, the sleep phase sleeps on it.
+  // Throws chorus::Error on abort, timeout or a dead peer.
+  void pause(const std::atomic<uint32_t>* word = nullptr, uint32_t observed = 0);
+  // True once the waiter has passed the spinning phase (producers then need a futexWake).
+  bool sleeping() const { return phase_ >= 2; }
+
+ private:
+  const WaitContext& ctx_;
+  uint64_t startNs_;
+  uint64_t lastCheckNs_;
+  uint64_t spinNs_;
+  uint32_t iter_ = 0;
+  int phase_ = 0;  // 0 spin, 1 yield, 2 sleep
+};
+
+// Monotonic nanoseconds.
+uint64_t nowNs();
+
+}  // namespace chorus

@@ -1,0 +1,130 @@
+// The connection of every transport: a FIFO of fixed-size slots between one producer and one consumer.
+//
+// Layout (in process memory for in-process peers, in POSIX shared memory for peers on the host, and in
+// local memory on both sides of a socket, where a proxy thread is the remote end):
+//
+//   FifoControl   tail (producer) | head (consumer) | slot sizes, each on its own cache lines
+//   slot 0 .. slot nslots-1       nslots * slotBytes bytes of payload
+//
+// The producer fills slot tail % nslots, stores its size, then publishes it by incrementing tail (release).
+// The consumer sees tail != head (acquire), reads the slot in place, then frees it by incrementing head.
+// Counters are 32-bit and wrap; they double as futex words, so a side that has spun long enough sleeps on
+// the other's counter and the other wakes it (only when the sleeping flag says someone sleeps).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "base/wait.h"
+
+namespace chorus::transport {
+
+constexpr int kMaxSlots = 64;
+constexpr size_t kCacheLine = 64;
+
+struct FifoControl {
+  alignas(kCacheLine) std::atomic<uint32_t> tail;    // slots published by the producer
+  std::atomic<uint32_t> consumerSleeping;            // non-zero while the consumer sleeps on tail
+  alignas(kCacheLine) std::atomic<uint32_t> head;    // slots freed by the consumer
+  std::atomic<uint32_t> producerSleeping;            // non-zero while the producer sleeps on head
+  alignas(kCacheLine) std::atomic<uint32_t> closed;  // set by either end when it fails or goes away
+  uint32_t nslots;
+  uint64_t slotBytes;
+  alignas(kCacheLine) uint64_t sizes[kMaxSlots];  // payload bytes of each published slot
+};
+static_assert(sizeof(FifoControl) % kCacheLine == 0);
+
+// Bytes of memory a FIFO with this geometry needs (control block + slots, slots 4 KiB-aligned).
+size_t fifoBytes(int nslots, size_t slotBytes);
+// Initializes a FIFO in zeroed memory of fifoBytes(...) bytes.
+FifoControl* fifoInit(void* mem, int nslots, size_t slotBytes);
+// Payload of slot i of the FIFO at `mem`.
+inline char* fifoSlot(FifoControl* f, uint32_t i) {
+  return reinterpret_cast<char*>(f) + ((sizeof(FifoControl) + 4095) & ~size_t(4095)) + (i % f->nslots) * f->slotBytes;
+}
+
+// Checks the far end of a connection; throws chorus::Error (chorusRemoteError) when it is gone. Transports
+// set one per connection (peer process liveness, proxy socket state).
+using PeerCheck = std::function<void()>;
+
+// The producing end. Not thread-safe: one thread produces.
+class SendConnection {
+ public:
+  SendConnection(FifoControl* fifo, std::string what, PeerCheck check)
+      : fifo_(fifo), what_(std::move(what)), check_(std::move(check)) {}
+  virtual ~SendConnection();
+
+  size_t slotBytes() const { return fifo_->slotBytes; }
+  int nslots() const { return static_cast<int>(fifo_->nslots); }
+  // A free slot to fill, or nullptr when all are in flight. Never blocks.
+  void* tryAcquire() {
+    uint32_t t = fifo_->tail.load(std::memory_order_relaxed);
+    if (t - fifo_->head.load(std::memory_order_acquire) >= fifo_->nslots) return nullptr;
+    return fifoSlot(fifo_, t);
+  }
+  // Waits for a free slot (watching ctx, the far end and the closed flag).
+  void* acquire(const WaitContext& ctx);
+  // Publishes the slot returned by the last acquire with `bytes` bytes of payload (bytes <= slotBytes()).
+  void post(size_t bytes) {
+    uint32_t t = fifo_->tail.load(std::memory_order_relaxed);
+    fifo_->sizes[t % fifo_->nslots] = bytes;
+    fifo_->tail.store(t + 1, std::memory_order_seq_cst);
+    if (fifo_->consumerSleeping.load(std::memory_order_seq_cst) != 0) wakeConsumer();
+  }
+  // Number of posted slots the consumer has not freed yet.
+  uint32_t inFlight() const {
+    return fifo_->tail.load(std::memory_order_relaxed) - fifo_->head.load(std::memory_order_acquire);
+  }
+  // Waits until the consumer has freed every posted slot.
+  void drain(const WaitContext& ctx);
+  // Throws if the far end is gone (checks the closed flag, then the transport's probe).
+  void checkPeer() const;
+  const std::string& what() const { return what_; }
+  FifoControl* fifo() const { return fifo_; }
+
+ protected:
+  void wakeConsumer();
+  FifoControl* fifo_;
+  std::string what_;
+  PeerCheck check_;
+};
+
+// The consuming end. Not thread-safe: one thread consumes.
+class RecvConnection {
+ public:
+  RecvConnection(FifoControl* fifo, std::string what, PeerCheck check)
+      : fifo_(fifo), what_(std::move(what)), check_(std::move(check)) {}
+  virtual ~RecvConnection();
+
+  size_t slotBytes() const { return fifo_->slotBytes; }
+  int nslots() const { return static_cast<int>(fifo_->nslots); }
+  // The oldest published slot and its size, or nullptr when none is ready. Never blocks.
+  const void* tryPeek(size_t* bytes) {
+    uint32_t h = fifo_->head.load(std::memory_order_relaxed);
+    if (fifo_->tail.load(std::memory_order_acquire) == h) return nullptr;
+    *bytes = fifo_->sizes[h % fifo_->nslots];
+    return fifoSlot(fifo_, h);
+  }
+  // Waits for a published slot.
+  const void* peek(size_t* bytes, const WaitContext& ctx);
+  // Frees the slot returned by the last peek.
+  void release() {
+    uint32_t h = fifo_->head.load(std::memory_order_relaxed);
+    fifo_->head.store(h + 1, std::memory_order_seq_cst);
+    if (fifo_->producerSleeping.load(std::memory_order_seq_cst) != 0) wakeProducer();
+  }
+  void checkPeer() const;
+  const std::string& what() const { return what_; }
+  FifoControl* fifo() const { return fifo_; }
+
+ protected:
+  void wakeProducer();
+  FifoControl* fifo_;
+  std::string what_;
+  PeerCheck check_;
+};
+
+}  // namespace chorus::transport
