@@ -37,6 +37,12 @@ Waiter::Waiter(const WaitContext& ctx) : ctx_(ctx) {
   spinNs_ = static_cast<uint64_t>(spinUs < 0 ? 0 : spinUs) * 1000;
 }
 
+void Waiter::reset() {
+  startNs_ = nowNs();
+  iter_ = 0;
+  phase_ = 0;
+}
+
 void Waiter::pause(const std::atomic<uint32_t>* word, uint32_t observed) {
   ++iter_;
   if (phase_ == 0) {

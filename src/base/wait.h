@@ -37,6 +37,8 @@ class Waiter {
   // One step of waiting. When word is non-null and still equals `observed`, the sleep phase sleeps on it.
   // Throws chorus::Error on abort, timeout or a dead peer.
   void pause(const std::atomic<uint32_t>* word = nullptr, uint32_t observed = 0);
+  // Starts over from the spinning phase (call after progress, so that the next wait spins first).
+  void reset();
   // True once the waiter has passed the spinning phase (producers then need a futexWake).
   bool sleeping() const { return phase_ >= 2; }
 

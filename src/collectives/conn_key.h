@@ -1,0 +1,38 @@
+// Names of the connections an executor needs. A connection is a one-way FIFO between this rank and a peer
+// on a lane: lanes 0..kMaxChannels-1 carry the collectives of each channel (ring and tree traffic share them:
+// every rank runs its operations in the same order, so messages on one FIFO never interleave between
+// operations), and kP2pLane carries send/recv, whose progress is interleaved and so needs FIFOs of its own.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "transport/fifo.h"
+
+namespace chorus::coll {
+
+constexpr int kMaxChannels = 16;
+constexpr int kP2pLane = kMaxChannels;
+
+struct ConnKey {
+  int peer = -1;
+  int lane = 0;
+  bool send = true;  // true: this rank sends to peer; false: receives from peer
+  bool operator==(const ConnKey& o) const { return peer == o.peer && lane == o.lane && send == o.send; }
+  bool operator<(const ConnKey& o) const {
+    if (peer != o.peer) return peer < o.peer;
+    if (lane != o.lane) return lane < o.lane;
+    return send < o.send;
+  }
+};
+
+// Where the executor finds built connections. The communicator builds them (through the bootstrap and the
+// transports) before execution, from the keys the executor lists as needed.
+class ConnectionProvider {
+ public:
+  virtual ~ConnectionProvider() = default;
+  virtual transport::SendConnection* sendConn(int peer, int lane) = 0;
+  virtual transport::RecvConnection* recvConn(int peer, int lane) = 0;
+};
+
+}  // namespace chorus::coll

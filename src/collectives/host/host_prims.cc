@@ -1,0 +1,122 @@
+#include "collectives/host/host_prims.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/error.h"
+
+namespace chorus::coll {
+
+HostPrims::HostPrims(const HostPrimsConfig& cfg, transport::RecvConnection* const* recvs, int nrecv,
+                     transport::SendConnection* const* sends, int nsend)
+    : cfg_(cfg), nrecv_(nrecv), nsend_(nsend) {
+  CHORUS_ENFORCE(nrecv <= kMaxRecvPeers && nsend <= kMaxSendPeers, "too many peers");
+  size_t slot = 0;
+  for (int i = 0; i < nrecv; ++i) {
+    recvs_[i] = recvs[i];
+    slot = slot == 0 ? recvs[i]->slotBytes() : std::min(slot, recvs[i]->slotBytes());
+  }
+  for (int i = 0; i < nsend; ++i) {
+    sends_[i] = sends[i];
+    slot = slot == 0 ? sends[i]->slotBytes() : std::min(slot, sends[i]->slotBytes());
+  }
+  sliceElems_ = slot == 0 ? SIZE_MAX : std::max<size_t>(slot / cfg.eltSize, 1);
+}
+
+void HostPrims::send(size_t inOff, size_t n) { run(kFromInput, inOff, false, 0, true, n, false); }
+void HostPrims::sendFromOutput(size_t outOff, size_t n) { run(kFromOutput, 0, false, outOff, true, n, false); }
+void HostPrims::recv(size_t outOff, size_t n) { run(kFromRecv, 0, true, outOff, false, n, false); }
+void HostPrims::recvReduceSend(size_t inOff, size_t n) { run(kReduceInputRecv, inOff, false, 0, true, n, false); }
+void HostPrims::recvReduceCopy(size_t inOff, size_t outOff, size_t n, bool postOp) {
+  run(kReduceInputRecv, inOff, true, outOff, false, n, postOp);
+}
+void HostPrims::recvReduceCopySend(size_t inOff, size_t outOff, size_t n, bool postOp) {
+  run(kReduceInputRecv, inOff, true, outOff, true, n, postOp);
+}
+void HostPrims::recvCopySend(size_t outOff, size_t n) { run(kFromRecv, 0, true, outOff, true, n, false); }
+void HostPrims::copySend(size_t inOff, size_t outOff, size_t n, bool postOp) {
+  run(kFromInput, inOff, true, outOff, true, n, postOp);
+}
+void HostPrims::localCopy(size_t inOff, size_t outOff, size_t n, bool postOp) {
+  run(kFromInput, inOff, true, outOff, false, n, postOp);
+}
+
+void HostPrims::copyOut(void* dst, const void* src, size_t bytes, bool finalOutput) {
+  if (dst == src) return;
+  reduce::copyBytes(dst, src, bytes, finalOutput && cfg_.nonTemporalOutput);
+}
+
+void HostPrims::reduceInto(char* dst, const char* local, const void* const* slots, size_t m, bool postOp) {
+  reduce::ReduceParams first = cfg_.premul;
+  reduce::ReduceParams rest;  // later merges add received partial sums: no premultiplier
+  if (postOp) (nrecv_ == 1 ? first : rest).postDiv = cfg_.postDiv;
+  cfg_.kernels->reduce(dst, local, slots[0], m, first);
+  for (int i = 1; i < nrecv_; ++i) {
+    reduce::ReduceParams p = rest;
+    if (i != nrecv_ - 1) p.postDiv = 1;
+    cfg_.kernels->reduce(dst, dst, slots[i], m, p);
+  }
+}
+
+void HostPrims::run(Src src, size_t inOff, bool toOutput, size_t outOff, bool toPeers, size_t n, bool postOp) {
+  const size_t elt = cfg_.eltSize;
+  const char* in = static_cast<const char*>(cfg_.input);
+  char* out = static_cast<char*>(cfg_.output);
+  const bool needRecv = src == kFromRecv || src == kReduceInputRecv;
+  const int nsend = toPeers ? nsend_ : 0;
+  const WaitContext& ctx = *cfg_.ctx;
+  for (size_t done = 0; done < n;) {
+    const size_t m = std::min(sliceElems_, n - done);
+    const size_t bytes = m * elt;
+    const void* slots[kMaxRecvPeers];
+    if (needRecv) {
+      for (int i = 0; i < nrecv_; ++i) {
+        size_t got = 0;
+        slots[i] = recvs_[i]->peek(&got, ctx);
+        if (got != bytes) {
+          CHORUS_THROW(Status::kInvalidUsage, recvs_[i]->what(), ": received ", got, " bytes where ", bytes,
+                       " were expected: ranks called different collectives or counts (CHORUS_CHECK=1 verifies)");
+        }
+      }
+    }
+    char* dstSlots[kMaxSendPeers];
+    for (int i = 0; i < nsend; ++i) dstSlots[i] = static_cast<char*>(sends_[i]->acquire(ctx));
+
+    // Compute into the first destination, then copy to the others.
+    char* outPtr = toOutput ? out + (outOff + done) * elt : nullptr;
+    char* primary = outPtr != nullptr ? outPtr : (nsend > 0 ? dstSlots[0] : nullptr);
+    const char* inPtr = in + (inOff + done) * elt;
+    const bool primaryIsOutput = primary == outPtr && outPtr != nullptr;
+    switch (src) {
+      case kFromInput: {
+        reduce::ReduceParams p = cfg_.premul;
+        if (postOp && primaryIsOutput) p.postDiv = cfg_.postDiv;
+        if (p.premul == 1.0 && p.postDiv == 1) {
+          copyOut(primary, inPtr, bytes, primaryIsOutput);
+        } else {
+          cfg_.kernels->scale(primary, inPtr, m, p);
+        }
+        break;
+      }
+      case kFromOutput:
+        copyOut(primary, out + (outOff + done) * elt, bytes, false);
+        break;
+      case kFromRecv:
+        copyOut(primary, slots[0], bytes, primaryIsOutput);
+        break;
+      case kReduceInputRecv:
+        reduceInto(primary, inPtr, slots, m, postOp);
+        break;
+    }
+    for (int i = 0; i < nsend; ++i) {
+      if (dstSlots[i] != primary) copyOut(dstSlots[i], primary, bytes, false);
+    }
+    for (int i = 0; i < nsend; ++i) sends_[i]->post(bytes);
+    if (needRecv) {
+      for (int i = 0; i < nrecv_; ++i) recvs_[i]->release();
+    }
+    done += m;
+  }
+}
+
+}  // namespace chorus::coll

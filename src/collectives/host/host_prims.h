@@ -1,0 +1,63 @@
+// HostPrims: the Primitives contract (collectives/primitives.h) on CPU memory over transport FIFOs.
+//
+// Each call is cut into slices of one FIFO slot. For each slice it waits for a published slot from every
+// receive peer and a free slot at every send peer, computes straight from the received slot (it lives in
+// shared memory for shm peers) into the destination, then publishes and frees. Sender and receiver cut a
+// call with the same n into the same slices, because every rank uses the same slot size. Several slots
+// per connection keep a pipeline of slices in flight.
+#pragma once
+
+#include <cstddef>
+
+#include "base/wait.h"
+#include "collectives/primitives.h"
+#include "collectives/reduce/reduce.h"
+#include "transport/fifo.h"
+
+namespace chorus::coll {
+
+// What one HostPrims works on.
+struct HostPrimsConfig {
+  const void* input = nullptr;
+  void* output = nullptr;
+  size_t eltSize = 1;
+  const reduce::Kernels* kernels = nullptr;
+  reduce::ReduceParams premul;   // premultiplier of local input (postDiv 1)
+  int64_t postDiv = 1;           // divisor applied where postOp is true
+  bool nonTemporalOutput = false;  // streaming stores for final output writes (outputs larger than cache)
+  const WaitContext* ctx = nullptr;
+};
+
+class HostPrims {
+ public:
+  HostPrims(const HostPrimsConfig& cfg, transport::RecvConnection* const* recvs, int nrecv,
+            transport::SendConnection* const* sends, int nsend);
+
+  void send(size_t inOff, size_t n);
+  void sendFromOutput(size_t outOff, size_t n);
+  void recv(size_t outOff, size_t n);
+  void recvReduceSend(size_t inOff, size_t n);
+  void recvReduceCopy(size_t inOff, size_t outOff, size_t n, bool postOp);
+  void recvReduceCopySend(size_t inOff, size_t outOff, size_t n, bool postOp);
+  void recvCopySend(size_t outOff, size_t n);
+  void copySend(size_t inOff, size_t outOff, size_t n, bool postOp);
+  void localCopy(size_t inOff, size_t outOff, size_t n, bool postOp);
+
+ private:
+  enum Src : int { kFromInput, kFromOutput, kFromRecv, kReduceInputRecv };
+  // The one loop behind every call: source of the values, whether they land in the output (and where),
+  // whether they go out to the send peers, and whether the post-op applies.
+  void run(Src src, size_t inOff, bool toOutput, size_t outOff, bool toPeers, size_t n, bool postOp);
+  // Reduces local input with every receive peer's slot into dst.
+  void reduceInto(char* dst, const char* local, const void* const* slots, size_t m, bool postOp);
+  void copyOut(void* dst, const void* src, size_t bytes, bool finalOutput);
+
+  HostPrimsConfig cfg_;
+  transport::RecvConnection* recvs_[kMaxRecvPeers] = {};
+  transport::SendConnection* sends_[kMaxSendPeers] = {};
+  int nrecv_;
+  int nsend_;
+  size_t sliceElems_;
+};
+
+}  // namespace chorus::coll

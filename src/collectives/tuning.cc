@@ -1,0 +1,122 @@
+#include "collectives/tuning.h"
+
+#include <algorithm>
+#include <cmath>
+#include <strings.h>
+
+#include "base/error.h"
+#include "base/logging.h"
+#include "base/params.h"
+
+namespace chorus::coll {
+
+namespace {
+
+constexpr LinkCost kShm{1.0, 8.0};
+constexpr LinkCost kNet{15.0, 2.0};
+
+LinkCost linkCost(const TuningContext& t) { return t.nHosts > 1 ? kNet : kShm; }
+
+bool algoApplies(CollType type, Algo algo) {
+  switch (type) {
+    case CollType::kAllReduce:
+    case CollType::kBroadcast:
+    case CollType::kReduce: return algo == Algo::kRing || algo == Algo::kTree;
+    case CollType::kAllGather:
+    case CollType::kReduceScatter: return algo == Algo::kRing;
+    default: return algo == Algo::kDirect;
+  }
+}
+
+bool parseAlgoName(const std::string& name, Algo* a) {
+  if (strcasecmp(name.c_str(), "ring") == 0) *a = Algo::kRing;
+  else if (strcasecmp(name.c_str(), "tree") == 0) *a = Algo::kTree;
+  else if (strcasecmp(name.c_str(), "direct") == 0) *a = Algo::kDirect;
+  else return false;
+  return true;
+}
+
+}  // namespace
+
+bool forcedAlgo(const std::string& spec, CollType type, Algo* algo) {
+  bool found = false;
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t semi = spec.find(';', pos);
+    std::string item = spec.substr(pos, semi == std::string::npos ? std::string::npos : semi - pos);
+    pos = semi == std::string::npos ? spec.size() + 1 : semi + 1;
+    if (item.empty()) continue;
+    size_t colon = item.find(':');
+    std::string func = colon == std::string::npos ? "" : item.substr(0, colon);
+    std::string name = colon == std::string::npos ? item : item.substr(colon + 1);
+    Algo a;
+    CHORUS_CHECK_ARG(parseAlgoName(name, &a), "CHORUS_ALGO: unknown algorithm '", name, "' (ring, tree, direct)");
+    if (func.empty()) {
+      if (!found && algoApplies(type, a)) {
+        *algo = a;
+        found = true;
+      }
+    } else if (strcasecmp(func.c_str(), collName(type)) == 0) {
+      // A per-function entry wins over the default.
+      CHORUS_CHECK_ARG(algoApplies(type, a), "CHORUS_ALGO: ", name, " does not implement ", collName(type));
+      *algo = a;
+      return true;
+    }
+  }
+  return found;
+}
+
+double predictUs(const CollOp& op, Algo algo, const TuningContext& t) {
+  if (!algoApplies(op.type, algo)) return -1;
+  const LinkCost c = linkCost(t);
+  const double n = t.nranks;
+  const double bytes = static_cast<double>(collBytes(op, t.nranks));
+  const double bw = c.bandwidthGBs * 1e3;  // bytes per microsecond
+  if (t.nranks <= 1) return bytes / bw;
+  const double logn = std::ceil(std::log2(n));
+  switch (op.type) {
+    case CollType::kAllReduce:
+      if (algo == Algo::kRing) return 2 * (n - 1) * c.latencyUs + 2 * (n - 1) / n * bytes / bw;
+      // Tree: up and down the tree; each level moves the whole buffer, pipelined.
+      return 2 * logn * c.latencyUs + 2 * bytes / bw;
+    case CollType::kBroadcast:
+    case CollType::kReduce:
+      if (algo == Algo::kRing) return (n - 1) * c.latencyUs + bytes / bw;
+      return logn * c.latencyUs + 1.5 * bytes / bw;
+    case CollType::kAllGather:
+    case CollType::kReduceScatter: return (n - 1) * c.latencyUs + (n - 1) / n * bytes / bw;
+    default: return c.latencyUs + (n - 1) / n * bytes / bw;
+  }
+}
+
+void tune(CollOp& op, const TuningContext& t) {
+  static const std::string spec = param::Algo();
+  Algo forced;
+  if (!spec.empty() && forcedAlgo(spec, op.type, &forced)) {
+    op.algo = forced;
+  } else {
+    double best = -1;
+    for (Algo a : {Algo::kRing, Algo::kTree, Algo::kDirect}) {
+      double us = predictUs(op, a, t);
+      if (us >= 0 && (best < 0 || us < best)) {
+        best = us;
+        op.algo = a;
+      }
+    }
+  }
+  const size_t bytes = collBytes(op, t.nranks);
+  // Channels: one per 4 MiB handled, within the prepared rings; one rank per core does not gain from more.
+  int ch = static_cast<int>(std::min<size_t>(bytes / (4u << 20) + 1, static_cast<size_t>(t.maxChannels)));
+  ch = std::max(ch, t.minChannels);
+  if (op.algo == Algo::kTree) ch = std::min(std::max(ch, 2), std::max(t.maxChannels, 1));  // both trees
+  op.nChannels = std::clamp(ch, 1, std::max(t.maxChannels, 1));
+  static const int64_t forcedChunk = param::ChunkSize();
+  // Four slots per chunk keep two chunks in flight in the eight-slot FIFOs, as NCCL's chunkSteps 4 of 8.
+  op.chunkBytes = forcedChunk > 0 ? static_cast<size_t>(forcedChunk) : std::max<size_t>(t.slotBytes * 4, 4096);
+  CHORUS_LOG_INFO(kTuning, collName(op.type), ": ", bytes, " bytes, ", t.nranks, " ranks on ", t.nHosts,
+                  " hosts -> ", algoName(op.algo), ", ", op.nChannels, " channels, chunk ", op.chunkBytes,
+                  " bytes (ring ", predictUs(op, Algo::kRing, t), " us, tree ", predictUs(op, Algo::kTree, t),
+                  " us)");
+}
+
+}  // namespace chorus::coll

@@ -1,0 +1,43 @@
+// Tuning, first cut: a cost model (latency + bytes / bandwidth) picks the algorithm, the number of channels
+// and the chunk size of each collective. CHORUS_ALGO and CHORUS_CHUNKSIZE override it; CHORUS_DEBUG=INFO with
+// CHORUS_DEBUG_SUBSYS=TUNING logs every choice.
+//
+// The constants were measured on the development machine (2-core Sapphire Rapids VM, see docs/performance.md):
+// a shared-memory hop costs about 1 us end to end (publish, wake, read, reduce a small slice), a socket hop
+// on loopback about 15 us; shared-memory copies and reductions stream at about 8 GB/s per rank, loopback TCP
+// at about 2 GB/s per connection.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "collectives/coll_op.h"
+
+namespace chorus::coll {
+
+// What the model needs to know about the communicator.
+struct TuningContext {
+  int nranks = 1;
+  int nHosts = 1;
+  int maxChannels = 1;    // rings prepared
+  int minChannels = 1;
+  size_t slotBytes = 0;   // FIFO slot size
+};
+
+// Per-hop latency and per-rank bandwidth of a link class.
+struct LinkCost {
+  double latencyUs;
+  double bandwidthGBs;
+};
+
+// The modelled time of running `op` with `algo`, or a negative value when the algorithm does not apply.
+double predictUs(const CollOp& op, Algo algo, const TuningContext& t);
+
+// Fills op.algo, op.nChannels and op.chunkBytes.
+void tune(CollOp& op, const TuningContext& t);
+
+// Parses a CHORUS_ALGO value ("ring", "tree", "direct", or per function "allreduce:tree;ring") and returns
+// the algorithm forced for `type`, or false when none is. Throws chorusInvalidArgument on an unknown name.
+bool forcedAlgo(const std::string& spec, CollType type, Algo* algo);
+
+}  // namespace chorus::coll

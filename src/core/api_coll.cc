@@ -1,0 +1,156 @@
+// C API: the collectives, send/recv, and groups.
+#include <string>
+
+#include "chorus/chorus.h"
+#include "collectives/tuning.h"
+#include "core/api_guard.h"
+#include "core/comm.h"
+#include "core/group.h"
+#include "core/host_stream.h"
+#include "core/validate.h"
+
+using chorus::Status;
+using chorus::coll::CollOp;
+using chorus::coll::CollType;
+using chorus::core::Comm;
+
+namespace {
+
+// Validates, tunes and submits one operation. Inside a group, an error is also kept for chorusGroupEnd.
+chorusResult_t enqueue(const char* api, chorusComm_t handle, chorusStream_t stream, CollOp op) {
+  Comm* comm = nullptr;
+  chorusResult_t rc = chorus::core::apiGuard(api, nullptr, [&] {
+    comm = chorus::core::checkComm(handle);
+    Status init = comm->initResult();
+    CHORUS_CHECK_USAGE(init != Status::kInProgress,
+                       "the communicator is still being created (non-blocking init): poll chorusCommGetAsyncError");
+    CHORUS_CHECK_USAGE(init == Status::kSuccess, "the communicator failed to initialize");
+    CHORUS_CHECK_USAGE(!comm->aborted(), "the communicator was aborted");
+    chorus::core::HostStream* s = chorus::core::checkStream(stream);
+    chorus::core::validateOp(*comm, op);
+    if (!chorus::coll::isP2pOp(op) || op.type == CollType::kAllToAll || op.type == CollType::kGather ||
+        op.type == CollType::kScatter) {
+      chorus::coll::TuningContext t;
+      t.nranks = comm->nranks();
+      t.nHosts = comm->topo().nHosts;
+      t.maxChannels = static_cast<int>(comm->topo().rings.size());
+      t.minChannels = comm->options().minChannels;
+      t.slotBytes = comm->slotBytes();
+      chorus::coll::tune(op, t);
+    }
+    std::string error;
+    Status st = chorus::core::submit(comm, s, op, &error);
+    if (st != Status::kSuccess) CHORUS_THROW(st, error);
+    return chorusSuccess;
+  });
+  if (rc != chorusSuccess) {
+    if (comm != nullptr) chorus::core::recordLastError(comm, chorus::core::threadLastError());
+    chorus::core::recordGroupError(static_cast<Status>(rc), chorus::core::threadLastError());
+  }
+  return rc;
+}
+
+// Builds an operation, converting the API's enums (errors name the argument).
+chorusResult_t makeAndEnqueue(const char* api, CollType type, const void* sendbuff, void* recvbuff, size_t count,
+                              chorusDataType_t datatype, chorusRedOp_t redop, int root, int peer,
+                              chorusComm_t comm, chorusStream_t stream) {
+  CollOp op;
+  chorusResult_t rc = chorus::core::apiGuard(api, nullptr, [&] {
+    op.type = type;
+    op.sendbuff = sendbuff;
+    op.recvbuff = recvbuff;
+    op.count = count;
+    op.dtype = chorus::core::toDType(datatype);
+    op.op = chorus::core::toOp(redop);
+    op.root = root;
+    op.peer = peer;
+    return chorusSuccess;
+  });
+  if (rc != chorusSuccess) {
+    chorus::core::recordGroupError(static_cast<Status>(rc), chorus::core::threadLastError());
+    return rc;
+  }
+  return enqueue(api, comm, stream, op);
+}
+
+}  // namespace
+
+extern "C" {
+
+chorusResult_t chorusAllReduce(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
+                               chorusRedOp_t op, chorusComm_t comm, chorusStream_t stream) {
+  return makeAndEnqueue("chorusAllReduce", CollType::kAllReduce, sendbuff, recvbuff, count, datatype, op, 0, -1, comm,
+                        stream);
+}
+
+chorusResult_t chorusBroadcast(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype, int root,
+                               chorusComm_t comm, chorusStream_t stream) {
+  return makeAndEnqueue("chorusBroadcast", CollType::kBroadcast, sendbuff, recvbuff, count, datatype, chorusSum, root,
+                        -1, comm, stream);
+}
+
+chorusResult_t chorusReduce(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
+                            chorusRedOp_t op, int root, chorusComm_t comm, chorusStream_t stream) {
+  return makeAndEnqueue("chorusReduce", CollType::kReduce, sendbuff, recvbuff, count, datatype, op, root, -1, comm,
+                        stream);
+}
+
+chorusResult_t chorusAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, chorusDataType_t datatype,
+                               chorusComm_t comm, chorusStream_t stream) {
+  return makeAndEnqueue("chorusAllGather", CollType::kAllGather, sendbuff, recvbuff, sendcount, datatype, chorusSum, 0,
+                        -1, comm, stream);
+}
+
+chorusResult_t chorusReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, chorusDataType_t datatype,
+                                   chorusRedOp_t op, chorusComm_t comm, chorusStream_t stream) {
+  return makeAndEnqueue("chorusReduceScatter", CollType::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op,
+                        0, -1, comm, stream);
+}
+
+chorusResult_t chorusAlltoAll(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
+                              chorusComm_t comm, chorusStream_t stream) {
+  return makeAndEnqueue("chorusAlltoAll", CollType::kAllToAll, sendbuff, recvbuff, count, datatype, chorusSum, 0, -1,
+                        comm, stream);
+}
+
+chorusResult_t chorusGather(const void* sendbuff, void* recvbuff, size_t sendcount, chorusDataType_t datatype,
+                            int root, chorusComm_t comm, chorusStream_t stream) {
+  return makeAndEnqueue("chorusGather", CollType::kGather, sendbuff, recvbuff, sendcount, datatype, chorusSum, root,
+                        -1, comm, stream);
+}
+
+chorusResult_t chorusScatter(const void* sendbuff, void* recvbuff, size_t recvcount, chorusDataType_t datatype,
+                             int root, chorusComm_t comm, chorusStream_t stream) {
+  return makeAndEnqueue("chorusScatter", CollType::kScatter, sendbuff, recvbuff, recvcount, datatype, chorusSum, root,
+                        -1, comm, stream);
+}
+
+chorusResult_t chorusSend(const void* sendbuff, size_t count, chorusDataType_t datatype, int peer, chorusComm_t comm,
+                          chorusStream_t stream) {
+  return makeAndEnqueue("chorusSend", CollType::kSend, sendbuff, nullptr, count, datatype, chorusSum, 0, peer, comm,
+                        stream);
+}
+
+chorusResult_t chorusRecv(void* recvbuff, size_t count, chorusDataType_t datatype, int peer, chorusComm_t comm,
+                          chorusStream_t stream) {
+  return makeAndEnqueue("chorusRecv", CollType::kRecv, nullptr, recvbuff, count, datatype, chorusSum, 0, peer, comm,
+                        stream);
+}
+
+chorusResult_t chorusGroupStart(void) {
+  return chorus::core::apiGuard("chorusGroupStart", nullptr, [] {
+    chorus::core::groupStart();
+    return chorusSuccess;
+  });
+}
+
+chorusResult_t chorusGroupEnd(void) {
+  return chorus::core::apiGuard("chorusGroupEnd", nullptr, [] {
+    std::string error;
+    Status st = chorus::core::groupEnd(&error);
+    if (st != Status::kSuccess) CHORUS_THROW(st, error);
+    return chorusSuccess;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,315 @@
+// C API: version, errors, communicator life cycle and queries.
+#include <algorithm>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "base/socket.h"
+#include "chorus/chorus.h"
+#include "core/api_guard.h"
+#include "core/comm.h"
+#include "core/comm_registry.h"
+#include "core/config.h"
+#include "core/env_launch.h"
+#include "core/init.h"
+
+using chorus::Status;
+using chorus::core::apiGuard;
+using chorus::core::checkComm;
+using chorus::core::Comm;
+using chorus::core::CommOptions;
+
+namespace {
+
+chorus::bootstrap::UniqueId decodeId(const chorusUniqueId& id) {
+  return chorus::bootstrap::decodeUniqueId(reinterpret_cast<const uint8_t*>(id.internal));
+}
+
+void checkRankArgs(chorusComm_t* comm, int nranks, int rank) {
+  CHORUS_CHECK_ARG(comm != nullptr, "comm (the output pointer) is NULL");
+  CHORUS_CHECK_ARG(nranks >= 1, "nranks must be >= 1, not ", nranks);
+  CHORUS_CHECK_ARG(rank >= 0 && rank < nranks, "rank ", rank, " is outside [0, nranks=", nranks, ")");
+}
+
+// Frees a communicator once its pending work has drained (or the deadline passed).
+void destroyComm(Comm* c) {
+  c->joinInitThread();
+  chorus::core::unregisterComm(c);
+  try {
+    c->waitIdle(c->waitContext("destroying the communicator"));
+  } catch (const chorus::Error&) {
+    c->abort();  // work still pending at the deadline: stop it before freeing what it uses
+    chorus::WaitContext ctx;
+    ctx.deadline = chorus::Deadline::afterMs(10000);
+    try {
+      c->waitIdle(ctx);
+    } catch (const chorus::Error&) {
+    }
+  }
+  delete c;
+}
+
+}  // namespace
+
+extern "C" {
+
+chorusResult_t chorusGetVersion(int* version) {
+  return apiGuard("chorusGetVersion", nullptr, [&] {
+    CHORUS_CHECK_ARG(version != nullptr, "version is NULL");
+    *version = CHORUS_VERSION_CODE;
+    return chorusSuccess;
+  });
+}
+
+const char* chorusGetErrorString(chorusResult_t result) {
+  switch (result) {
+    case chorusSuccess: return "no error";
+    case chorusUnhandledCudaError: return "unhandled cuda error (run with CHORUS_DEBUG=INFO for details)";
+    case chorusSystemError: return "unhandled system error (run with CHORUS_DEBUG=INFO for details)";
+    case chorusInternalError: return "internal error - please report this issue to the Chorus developers";
+    case chorusInvalidArgument: return "invalid argument (run with CHORUS_DEBUG=WARN for details)";
+    case chorusInvalidUsage: return "invalid usage (run with CHORUS_DEBUG=WARN for details)";
+    case chorusRemoteError: return "remote process exited or there was a network error";
+    case chorusInProgress: return "Chorus operation in progress";
+    case chorusTimeout: return "operation did not complete before the deadline (CHORUS_TIMEOUT_MS)";
+    default: return "unknown result code";
+  }
+}
+
+const char* chorusGetLastError(chorusComm_t comm) {
+  thread_local std::string copy;
+  if (comm != nullptr && chorus::core::isRegisteredComm(comm)) {
+    copy = reinterpret_cast<Comm*>(comm)->lastError();
+    if (!copy.empty()) return copy.c_str();
+  }
+  copy = chorus::core::threadLastError();
+  return copy.c_str();
+}
+
+chorusResult_t chorusGetUniqueId(chorusUniqueId* uniqueId) {
+  return apiGuard("chorusGetUniqueId", nullptr, [&] {
+    CHORUS_CHECK_ARG(uniqueId != nullptr, "uniqueId is NULL");
+    chorus::bootstrap::UniqueId id = chorus::bootstrap::createUniqueId();
+    memset(uniqueId, 0, sizeof(*uniqueId));
+    chorus::bootstrap::encodeUniqueId(id, reinterpret_cast<uint8_t*>(uniqueId->internal));
+    return chorusSuccess;
+  });
+}
+
+chorusResult_t chorusCommInitRankConfig(chorusComm_t* comm, int nranks, chorusUniqueId commId, int rank,
+                                        chorusConfig_t* config) {
+  return apiGuard("chorusCommInitRankConfig", nullptr, [&] {
+    if (comm != nullptr) *comm = nullptr;
+    checkRankArgs(comm, nranks, rank);
+    CommOptions options = chorus::core::resolveOptions(config);
+    options.device = chorus::core::resolveDevice(options.device);
+    chorus::bootstrap::UniqueId id = decodeId(commId);
+    Comm* c = chorus::core::initRank(id, nranks, rank, options);
+    *comm = reinterpret_cast<chorusComm_t>(c);
+    return options.blocking ? chorusSuccess : chorusInProgress;
+  });
+}
+
+chorusResult_t chorusCommInitRank(chorusComm_t* comm, int nranks, chorusUniqueId commId, int rank) {
+  return chorusCommInitRankConfig(comm, nranks, commId, rank, nullptr);
+}
+
+chorusResult_t chorusCommInitAll(chorusComm_t* comms, int ndev, const int* devlist) {
+  return apiGuard("chorusCommInitAll", nullptr, [&] {
+    CHORUS_CHECK_ARG(comms != nullptr, "comms is NULL");
+    CHORUS_CHECK_ARG(ndev >= 1, "ndev must be >= 1, not ", ndev);
+    CommOptions options = chorus::core::resolveOptions(nullptr);
+    for (int i = 0; i < ndev; ++i) {
+      int dev = devlist == nullptr ? CHORUS_DEVICE_HOST : devlist[i];
+      CHORUS_CHECK_ARG(devlist == nullptr || dev >= 0, "devlist[", i, "] = ", dev, " is not a CUDA device index");
+      chorus::core::resolveDevice(dev);
+    }
+    chorus::bootstrap::UniqueId id = chorus::bootstrap::createUniqueId();
+    // Every rank must join the rendezvous at once: one thread per rank.
+    std::vector<Comm*> made(ndev, nullptr);
+    std::vector<std::string> errors(ndev);
+    std::vector<Status> status(ndev, Status::kSuccess);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < ndev; ++r) {
+      threads.emplace_back([&, r] {
+        try {
+          made[r] = chorus::core::initRank(id, ndev, r, options);
+        } catch (const chorus::Error& e) {
+          status[r] = e.status();
+          errors[r] = e.what();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (int r = 0; r < ndev; ++r) {
+      if (status[r] != Status::kSuccess) {
+        for (Comm* c : made) {
+          if (c != nullptr) destroyComm(c);
+        }
+        CHORUS_THROW(status[r], "rank ", r, ": ", errors[r]);
+      }
+    }
+    for (int r = 0; r < ndev; ++r) comms[r] = reinterpret_cast<chorusComm_t>(made[r]);
+    return chorusSuccess;
+  });
+}
+
+chorusResult_t chorusCommInitFromEnv(chorusComm_t* comm, chorusConfig_t* config) {
+  return apiGuard("chorusCommInitFromEnv", nullptr, [&] {
+    CHORUS_CHECK_ARG(comm != nullptr, "comm (the output pointer) is NULL");
+    *comm = nullptr;
+    CommOptions options = chorus::core::resolveOptions(config);
+    options.device = chorus::core::resolveDevice(options.device);
+    chorus::core::LaunchInfo info = chorus::core::readLaunchInfo();
+    chorus::SocketAddress addr = chorus::SocketAddress::parse(info.addr, -1, info.addrSource.c_str());
+    chorus::bootstrap::UniqueId id = info.rank == 0 ? chorus::bootstrap::serveRendezvousAt(addr, info.secretHex)
+                                                    : chorus::bootstrap::rendezvousIdFor(addr, info.secretHex);
+    Comm* c = chorus::core::initRank(id, info.size, info.rank, options);
+    *comm = reinterpret_cast<chorusComm_t>(c);
+    return options.blocking ? chorusSuccess : chorusInProgress;
+  });
+}
+
+chorusResult_t chorusCommSplit(chorusComm_t comm, int color, int key, chorusComm_t* newcomm, chorusConfig_t* config) {
+  Comm* parent = nullptr;
+  return apiGuard("chorusCommSplit", nullptr, [&] {
+    parent = checkComm(comm);
+    CHORUS_CHECK_ARG(newcomm != nullptr, "newcomm is NULL");
+    *newcomm = nullptr;
+    CHORUS_CHECK_ARG(color >= 0 || color == CHORUS_SPLIT_NOCOLOR, "color must be >= 0 or CHORUS_SPLIT_NOCOLOR, not ",
+                     color);
+    CommOptions options = chorus::core::resolveOptions(config, &parent->options());
+    // Everyone learns everyone's (color, key); members of my color sorted by (key, parent rank).
+    struct Entry {
+      int32_t color, key, rank;
+    };
+    std::vector<Entry> all(parent->nranks());
+    all[parent->rank()] = {color, key, parent->rank()};
+    uint64_t tag = parent->nextChildTag();
+    parent->bootstrap().allgather(all.data(), sizeof(Entry), parent->waitContext("chorusCommSplit exchange"));
+    if (color == CHORUS_SPLIT_NOCOLOR) return chorusSuccess;
+    std::vector<Entry> mine;
+    for (const Entry& e : all) {
+      if (e.color == color) mine.push_back(e);
+    }
+    std::stable_sort(mine.begin(), mine.end(), [](const Entry& a, const Entry& b) {
+      return a.key != b.key ? a.key < b.key : a.rank < b.rank;
+    });
+    std::vector<int> members;
+    for (const Entry& e : mine) members.push_back(e.rank);
+    auto child = parent->bootstrap().subset(members, (tag << 32) ^ static_cast<uint32_t>(color));
+    Comm* c = chorus::core::initFromBootstrap(std::move(child), options);
+    *newcomm = reinterpret_cast<chorusComm_t>(c);
+    return chorusSuccess;
+  });
+}
+
+chorusResult_t chorusCommShrink(chorusComm_t comm, int* excludeRanksList, int excludeRanksCount,
+                                chorusComm_t* newcomm, chorusConfig_t* config, int shrinkFlags) {
+  return apiGuard("chorusCommShrink", nullptr, [&] {
+    Comm* parent = checkComm(comm);
+    CHORUS_CHECK_ARG(newcomm != nullptr, "newcomm is NULL");
+    *newcomm = nullptr;
+    CHORUS_CHECK_ARG(excludeRanksCount >= 0, "excludeRanksCount must be >= 0");
+    CHORUS_CHECK_ARG(excludeRanksCount == 0 || excludeRanksList != nullptr, "excludeRanksList is NULL");
+    CHORUS_CHECK_ARG(shrinkFlags == CHORUS_SHRINK_DEFAULT || shrinkFlags == CHORUS_SHRINK_ABORT,
+                     "shrinkFlags must be CHORUS_SHRINK_DEFAULT or CHORUS_SHRINK_ABORT");
+    std::vector<bool> excluded(parent->nranks(), false);
+    for (int i = 0; i < excludeRanksCount; ++i) {
+      int r = excludeRanksList[i];
+      CHORUS_CHECK_ARG(r >= 0 && r < parent->nranks(), "excludeRanksList[", i, "] = ", r, " is not a rank");
+      excluded[r] = true;
+    }
+    CHORUS_CHECK_USAGE(!excluded[parent->rank()], "the calling rank is in excludeRanksList");
+    if (shrinkFlags == CHORUS_SHRINK_ABORT) parent->abort();
+    std::vector<int> members;
+    uint64_t h = 0;
+    for (int r = 0; r < parent->nranks(); ++r) {
+      if (!excluded[r]) members.push_back(r);
+      else h = h * 1315423911u + static_cast<uint64_t>(r) + 1;
+    }
+    CommOptions options = chorus::core::resolveOptions(config, &parent->options());
+    uint64_t tag = (parent->nextChildTag() << 32) ^ (h & 0xffffffffu) ^ 0x5348524bull;  // "SHRK"
+    Comm* c = chorus::core::initFromBootstrap(parent->bootstrap().subset(members, tag), options);
+    *newcomm = reinterpret_cast<chorusComm_t>(c);
+    return chorusSuccess;
+  });
+}
+
+chorusResult_t chorusCommFinalize(chorusComm_t comm) {
+  return apiGuard("chorusCommFinalize", nullptr, [&] {
+    Comm* c = checkComm(comm);
+    c->joinInitThread();
+    CHORUS_CHECK_USAGE(c->initResult() == Status::kSuccess, "the communicator was not created successfully");
+    c->waitIdle(c->waitContext("chorusCommFinalize waiting for pending work"));
+    if (c->asyncError() != Status::kSuccess) return chorus::core::toResult(c->asyncError());
+    return chorusSuccess;
+  });
+}
+
+chorusResult_t chorusCommDestroy(chorusComm_t comm) {
+  return apiGuard("chorusCommDestroy", nullptr, [&] {
+    if (comm == nullptr) return chorusSuccess;
+    destroyComm(checkComm(comm));
+    return chorusSuccess;
+  });
+}
+
+chorusResult_t chorusCommAbort(chorusComm_t comm) {
+  return apiGuard("chorusCommAbort", nullptr, [&] {
+    if (comm == nullptr) return chorusSuccess;
+    Comm* c = checkComm(comm);
+    c->abort();
+    destroyComm(c);
+    return chorusSuccess;
+  });
+}
+
+chorusResult_t chorusCommGetAsyncError(chorusComm_t comm, chorusResult_t* asyncError) {
+  return apiGuard("chorusCommGetAsyncError", nullptr, [&] {
+    Comm* c = checkComm(comm);
+    CHORUS_CHECK_ARG(asyncError != nullptr, "asyncError is NULL");
+    Status init = c->initResult();
+    if (init != Status::kSuccess) {
+      *asyncError = chorus::core::toResult(init);
+    } else if (c->asyncError() != Status::kSuccess) {
+      *asyncError = chorus::core::toResult(c->asyncError());
+    } else if (!c->options().blocking && c->pendingOps() > 0) {
+      *asyncError = chorusInProgress;
+    } else {
+      *asyncError = chorusSuccess;
+    }
+    return chorusSuccess;
+  });
+}
+
+chorusResult_t chorusCommCount(const chorusComm_t comm, int* count) {
+  return apiGuard("chorusCommCount", nullptr, [&] {
+    Comm* c = checkComm(comm);
+    CHORUS_CHECK_ARG(count != nullptr, "count is NULL");
+    *count = c->nranks();
+    return chorusSuccess;
+  });
+}
+
+chorusResult_t chorusCommCuDevice(const chorusComm_t comm, int* device) {
+  return apiGuard("chorusCommCuDevice", nullptr, [&] {
+    Comm* c = checkComm(comm);
+    CHORUS_CHECK_ARG(device != nullptr, "device is NULL");
+    *device = c->device();
+    return chorusSuccess;
+  });
+}
+
+chorusResult_t chorusCommDevice(const chorusComm_t comm, int* device) { return chorusCommCuDevice(comm, device); }
+
+chorusResult_t chorusCommUserRank(const chorusComm_t comm, int* rank) {
+  return apiGuard("chorusCommUserRank", nullptr, [&] {
+    Comm* c = checkComm(comm);
+    CHORUS_CHECK_ARG(rank != nullptr, "rank is NULL");
+    *rank = c->rank();
+    return chorusSuccess;
+  });
+}
+
+}  // extern "C"

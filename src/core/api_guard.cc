@@ -1,0 +1,32 @@
+#include "core/api_guard.h"
+
+#include "core/comm.h"
+
+namespace chorus::core {
+
+static_assert(static_cast<int>(Status::kSuccess) == chorusSuccess);
+static_assert(static_cast<int>(Status::kUnhandledCudaError) == chorusUnhandledCudaError);
+static_assert(static_cast<int>(Status::kSystemError) == chorusSystemError);
+static_assert(static_cast<int>(Status::kInternalError) == chorusInternalError);
+static_assert(static_cast<int>(Status::kInvalidArgument) == chorusInvalidArgument);
+static_assert(static_cast<int>(Status::kInvalidUsage) == chorusInvalidUsage);
+static_assert(static_cast<int>(Status::kRemoteError) == chorusRemoteError);
+static_assert(static_cast<int>(Status::kInProgress) == chorusInProgress);
+static_assert(static_cast<int>(Status::kTimeout) == chorusTimeout);
+
+namespace {
+thread_local std::string tlsLastError;
+}
+
+chorusResult_t toResult(Status s) { return static_cast<chorusResult_t>(s); }
+
+const std::string& threadLastError() { return tlsLastError; }
+
+void recordLastError(Comm* comm, const std::string& msg) {
+  std::string full = comm != nullptr ? "rank " + std::to_string(comm->rank()) + ": " + msg : msg;
+  tlsLastError = full;
+  if (comm != nullptr) comm->setLastError(full);
+  CHORUS_LOG_WARN(kAll, full);
+}
+
+}  // namespace chorus::core

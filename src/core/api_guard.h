@@ -1,0 +1,42 @@
+// The C API boundary. Every exported function body runs inside apiGuard(), which catches chorus::Error
+// (and anything else) and turns it into a chorusResult_t, records the message for chorusGetLastError (per
+// thread, and per communicator when one is involved) and logs it at WARN. Nothing below this file returns
+// result codes for errors: it throws.
+#pragma once
+
+#include <string>
+#include <utility>
+
+#include "base/error.h"
+#include "base/logging.h"
+#include "chorus/chorus.h"
+
+namespace chorus::core {
+
+class Comm;
+
+// Records `msg` as the last error of the calling thread and of comm (may be null).
+void recordLastError(Comm* comm, const std::string& msg);
+// The calling thread's last error message ("" when none).
+const std::string& threadLastError();
+
+chorusResult_t toResult(Status s);
+
+// Runs fn(); maps exceptions to a result. `op` names the API call in messages ("chorusAllReduce").
+template <typename Fn>
+chorusResult_t apiGuard(const char* op, Comm* comm, Fn&& fn) {
+  try {
+    return std::forward<Fn>(fn)();
+  } catch (const Error& e) {
+    recordLastError(comm, std::string(op) + ": " + e.what());
+    return toResult(e.status());
+  } catch (const std::bad_alloc&) {
+    recordLastError(comm, std::string(op) + ": out of memory");
+    return chorusSystemError;
+  } catch (const std::exception& e) {
+    recordLastError(comm, std::string(op) + ": internal error: " + e.what());
+    return chorusInternalError;
+  }
+}
+
+}  // namespace chorus::core

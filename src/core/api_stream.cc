@@ -1,0 +1,52 @@
+// C API: host streams.
+#include "chorus/chorus.h"
+#include "core/api_guard.h"
+#include "core/host_stream.h"
+
+using chorus::Status;
+using chorus::core::apiGuard;
+
+extern "C" {
+
+chorusResult_t chorusStreamCreate(chorusStream_t* stream) {
+  return apiGuard("chorusStreamCreate", nullptr, [&] {
+    CHORUS_CHECK_ARG(stream != nullptr, "stream is NULL");
+    auto* s = new chorus::core::HostStream();
+    chorus::core::registerStream(s);
+    *stream = s;
+    return chorusSuccess;
+  });
+}
+
+chorusResult_t chorusStreamSynchronize(chorusStream_t stream) {
+  return apiGuard("chorusStreamSynchronize", nullptr, [&] {
+    chorus::core::HostStream* s = chorus::core::checkStream(stream);
+    if (s == nullptr) return chorusSuccess;  // the NULL stream's work completes before its call returns
+    chorus::core::LaunchResult r = s->synchronize();
+    if (r.status != Status::kSuccess) CHORUS_THROW(r.status, r.message);
+    return chorusSuccess;
+  });
+}
+
+chorusResult_t chorusStreamQuery(chorusStream_t stream) {
+  return apiGuard("chorusStreamQuery", nullptr, [&] {
+    chorus::core::HostStream* s = chorus::core::checkStream(stream);
+    if (s == nullptr) return chorusSuccess;
+    chorus::core::LaunchResult r = s->query();
+    if (r.status == Status::kInProgress) return chorusInProgress;
+    if (r.status != Status::kSuccess) CHORUS_THROW(r.status, r.message);
+    return chorusSuccess;
+  });
+}
+
+chorusResult_t chorusStreamDestroy(chorusStream_t stream) {
+  return apiGuard("chorusStreamDestroy", nullptr, [&] {
+    CHORUS_CHECK_ARG(stream != nullptr, "stream is NULL");
+    chorus::core::HostStream* s = chorus::core::checkStream(stream);
+    chorus::core::unregisterStream(s);
+    delete s;
+    return chorusSuccess;
+  });
+}
+
+}  // extern "C"

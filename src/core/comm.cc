@@ -1,0 +1,208 @@
+#include "core/comm.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "base/error.h"
+#include "base/host_id.h"
+#include "base/logging.h"
+#include "base/params.h"
+#include "core/comm_registry.h"
+#include "core/topo_setup.h"
+
+namespace chorus::core {
+
+namespace {
+
+// Bootstrap tag of the descriptor message for a connection: identifies the lane. Tags below 2^32 are left
+// to other users of the bootstrap.
+uint64_t connTag(int lane) { return (1ull << 40) | static_cast<uint64_t>(lane); }
+
+}  // namespace
+
+uint64_t processId() {
+  static const uint64_t id = [] {
+    std::random_device rd;
+    return (static_cast<uint64_t>(rd()) << 32) ^ static_cast<uint64_t>(getpid());
+  }();
+  return id;
+}
+
+Comm::Comm(int rank, int nranks, CommOptions options) : rank_(rank), nranks_(nranks), options_(std::move(options)) {}
+
+Comm::~Comm() {
+  magic_ = 0;
+  joinInitThread();
+  worker_.reset();
+  // Connections go before the transports that made them (the socket proxy serves them).
+  sends_.clear();
+  recvs_.clear();
+  transports_.reset();
+}
+
+void Comm::joinInitThread() {
+  if (initThread_.joinable() && initThread_.get_id() != std::this_thread::get_id()) initThread_.join();
+}
+
+WaitContext Comm::waitContext(std::string what) const {
+  WaitContext ctx;
+  ctx.deadline = Deadline::afterMs(options_.timeoutMs);
+  ctx.abort = &abort_;
+  if (bootstrap_) {
+    const bootstrap::Bootstrap* b = bootstrap_.get();
+    ctx.liveness = [b] { b->checkPeers(); };
+  }
+  ctx.what = "rank " + std::to_string(rank_) + ": " + what;
+  return ctx;
+}
+
+void Comm::setUp(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
+  LogRankScope logRank(rank_);
+  bootstrap_ = std::move(bootstrap);
+  CHORUS_ENFORCE_EQ(bootstrap_->rank(), rank_, "bootstrap rank");
+  CHORUS_ENFORCE_EQ(bootstrap_->nranks(), nranks_, "bootstrap size");
+
+  // Tell every rank who we are.
+  transport::PeerInfo self;
+  self.rank = rank_;
+  self.device = options_.device;
+  self.pid = getpid();
+  self.hostHash = hostHash();
+  self.processId = processId();
+  unsigned cpu = 0, node = 0;
+  if (getcpu(&cpu, &node) == 0) self.numaNode = static_cast<int>(node);
+  gethostname(self.hostname, sizeof(self.hostname) - 1);
+  peers_.assign(nranks_, transport::PeerInfo{});
+  peers_[rank_] = self;
+  bootstrap_->allgather(peers_.data(), sizeof(transport::PeerInfo), waitContext("exchanging peer information"));
+  for (int r = 0; r < nranks_; ++r) {
+    CHORUS_ENFORCE_EQ(peers_[r].rank, r, "peer information of rank ", r, " is inconsistent");
+  }
+
+  transports_ = std::make_unique<transport::TransportSet>(options_.netName);
+  for (int r = 0; r < nranks_; ++r) {
+    if (r != rank_) transports_->choose(self, peers_[r]);  // validates CHORUS_TRANSPORT for every pair now
+  }
+  topo_ = buildTopoView(*this);
+  if (logEnabled(LogLevel::kInfo, kInit)) {
+    std::string line;
+    for (int r = 0; r < nranks_; ++r) {
+      if (r == rank_) continue;
+      line += " " + std::to_string(r) + ":" + transportName(r);
+    }
+    CHORUS_LOG_INFO(kInit, "comm ", this, " rank ", rank_, " nranks ", nranks_, " commHash ", std::hex,
+                    bootstrap_->commHash(), std::dec, " transports per peer:", line);
+  }
+}
+
+std::string Comm::transportName(int peer) const {
+  if (peer == rank_) return "self";
+  return transports_->choose(peers_[rank_], peers_[peer])->name();
+}
+
+void Comm::ensureConnected(const std::vector<coll::ConnKey>& keys) {
+  std::lock_guard<std::mutex> lock(connMu_);
+  std::vector<coll::ConnKey> sendsToMake;
+  // Phase 1: build every missing receiving end and post its descriptor to the sender. Posting never
+  // blocks on the peer, so no rank waits here for another.
+  for (const coll::ConnKey& k : keys) {
+    if (k.peer == rank_) continue;
+    if (k.send) {
+      if (sends_.count(k) == 0) sendsToMake.push_back(k);
+      continue;
+    }
+    if (recvs_.count(k) != 0) continue;
+    transport::ConnectSpec spec;
+    spec.self = peers_[rank_];
+    spec.peer = peers_[k.peer];
+    spec.commHash = bootstrap_->commHash();
+    spec.channel = k.lane;
+    spec.tag = static_cast<uint32_t>(k.lane);
+    spec.nslots = 8;
+    spec.slotBytes = slotBytes();
+    spec.ctx = waitContext("connecting from rank " + std::to_string(k.peer));
+    transport::Transport* t = transports_->choose(spec.self, spec.peer);
+    std::vector<uint8_t> desc;
+    recvs_[k] = t->createRecv(spec, &desc);
+    bootstrap_->send(k.peer, connTag(k.lane), desc.data(), desc.size(), spec.ctx);
+  }
+  // Phase 2: build the sending ends from the receivers' descriptors.
+  for (const coll::ConnKey& k : sendsToMake) {
+    transport::ConnectSpec spec;
+    spec.self = peers_[rank_];
+    spec.peer = peers_[k.peer];
+    spec.commHash = bootstrap_->commHash();
+    spec.channel = k.lane;
+    spec.tag = static_cast<uint32_t>(k.lane);
+    spec.nslots = 8;
+    spec.slotBytes = slotBytes();
+    spec.ctx = waitContext("connecting to rank " + std::to_string(k.peer));
+    std::vector<uint8_t> desc = bootstrap_->recv(k.peer, connTag(k.lane), spec.ctx);
+    transport::Transport* t = transports_->choose(spec.self, spec.peer);
+    sends_[k] = t->connectSend(spec, desc);
+  }
+}
+
+size_t Comm::slotBytes() const {
+  static const int64_t buff = param::BuffSize();
+  int64_t slot = std::max<int64_t>(buff / 8, 4096);
+  return static_cast<size_t>(slot) & ~size_t(63);
+}
+
+transport::SendConnection* Comm::sendConn(int peer, int lane) {
+  std::lock_guard<std::mutex> lock(connMu_);
+  auto it = sends_.find(coll::ConnKey{peer, lane, true});
+  CHORUS_ENFORCE(it != sends_.end(), "no connection to rank ", peer, " lane ", lane);
+  return it->second.get();
+}
+
+transport::RecvConnection* Comm::recvConn(int peer, int lane) {
+  std::lock_guard<std::mutex> lock(connMu_);
+  auto it = recvs_.find(coll::ConnKey{peer, lane, false});
+  CHORUS_ENFORCE(it != recvs_.end(), "no connection from rank ", peer, " lane ", lane);
+  return it->second.get();
+}
+
+Worker& Comm::worker() {
+  std::lock_guard<std::mutex> lock(workerMu_);
+  if (!worker_) worker_ = std::make_unique<Worker>();
+  return *worker_;
+}
+
+void Comm::abort() { abort_.store(1); }
+
+void Comm::recordAsyncError(Status s, const std::string& msg) {
+  int expected = 0;
+  asyncError_.compare_exchange_strong(expected, static_cast<int>(s));
+  setLastError(msg);
+}
+
+void Comm::setLastError(const std::string& msg) {
+  std::lock_guard<std::mutex> lock(errMu_);
+  lastError_ = msg;
+}
+
+std::string Comm::lastError() const {
+  std::lock_guard<std::mutex> lock(errMu_);
+  return lastError_;
+}
+
+void Comm::waitIdle(const WaitContext& ctx) const {
+  Waiter w(ctx);
+  while (pending_.load() != 0) w.pause();
+}
+
+Comm* checkComm(const void* handle, const char* arg) {
+  CHORUS_CHECK_ARG(handle != nullptr, arg, " is NULL");
+  CHORUS_CHECK_ARG(isRegisteredComm(handle), arg, " is not a live communicator (destroyed, or not from chorusCommInit*)");
+  Comm* c = const_cast<Comm*>(static_cast<const Comm*>(handle));
+  return c;
+}
+
+}  // namespace chorus::core

@@ -1,0 +1,132 @@
+// The communicator: one rank's view of a group of ranks, with everything it owns (bootstrap, transports,
+// connections, rings and trees, the tuning model, the error state). chorusComm_t points at one of these.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/wait.h"
+#include "collectives/conn_key.h"
+#include "collectives/topo_view.h"
+#include "core/bootstrap/bootstrap.h"
+#include "core/worker.h"
+#include "transport/peer_info.h"
+#include "transport/select.h"
+
+namespace chorus::core {
+
+// Options resolved from chorusConfig_t, the environment and defaults.
+struct CommOptions {
+  bool blocking = true;
+  int device = -1;
+  int64_t timeoutMs = 600000;
+  std::string netName;
+  int minChannels = 1;
+  int maxChannels = 0;  // 0: automatic
+  std::string commName;
+  bool checkMode = false;
+};
+
+class Comm : public coll::ConnectionProvider {
+ public:
+  static constexpr uint64_t kMagic = 0x63686f7275732121ull;  // "chorus!!"
+
+  Comm(int rank, int nranks, CommOptions options);
+  ~Comm() override;
+
+  // Completes creation: rendezvous (or the given bootstrap), peer exchange, transports, rings and trees.
+  // Throws on failure.
+  void setUp(std::unique_ptr<bootstrap::Bootstrap> bootstrap);
+
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+  int device() const { return options_.device; }
+  const CommOptions& options() const { return options_; }
+  bool valid() const { return magic_ == kMagic; }
+  bootstrap::Bootstrap& bootstrap() { return *bootstrap_; }
+  const std::vector<transport::PeerInfo>& peers() const { return peers_; }
+  const coll::TopoView& topo() const { return topo_; }
+
+  // A WaitContext for one blocking step: deadline = now + timeout, this comm's abort flag, peer liveness.
+  WaitContext waitContext(std::string what) const;
+
+  // Builds, in two deadlock-free phases, every connection in `keys` that does not exist yet. Collective
+  // between the peers named: every rank involved must call it with the mirror keys.
+  void ensureConnected(const std::vector<coll::ConnKey>& keys);
+  transport::SendConnection* sendConn(int peer, int lane) override;
+  transport::RecvConnection* recvConn(int peer, int lane) override;
+  // "shm", "socket", ... for the pair (this rank, peer).
+  std::string transportName(int peer) const;
+  // Bytes per FIFO slot of every connection (CHORUS_BUFFSIZE / 8 slots).
+  size_t slotBytes() const;
+
+  // Abort: every waiter on this comm gives up.
+  void abort();
+  bool aborted() const { return abort_.load() != 0; }
+  const std::atomic<uint32_t>* abortFlag() const { return &abort_; }
+
+  // Init state for non-blocking creation; asynchronous error of executed work.
+  void setInitResult(Status s) { initState_.store(static_cast<int>(s)); }
+  Status initResult() const { return static_cast<Status>(initState_.load()); }
+  void recordAsyncError(Status s, const std::string& msg);
+  Status asyncError() const { return static_cast<Status>(asyncError_.load()); }
+
+  void setLastError(const std::string& msg);
+  std::string lastError() const;
+
+  // Pending operations (enqueued, not finished): Finalize and Destroy wait for zero.
+  void opEnqueued() { pending_.fetch_add(1); }
+  void opFinished() { pending_.fetch_sub(1); }
+  int pendingOps() const { return pending_.load(); }
+  // Waits until no operation is pending (or the deadline).
+  void waitIdle(const WaitContext& ctx) const;
+
+  // A fresh tag for a child of this communicator (split, shrink); the same sequence on every rank.
+  uint64_t nextChildTag() { return ++childCount_; }
+
+  // The thread that runs this communicator's share of a group that spans several communicators.
+  Worker& worker();
+
+  // Joins the thread doing a non-blocking init, if any.
+  void joinInitThread();
+  void setInitThread(std::thread t) { initThread_ = std::move(t); }
+
+ private:
+  uint64_t magic_ = kMagic;
+  int rank_;
+  int nranks_;
+  CommOptions options_;
+  std::unique_ptr<bootstrap::Bootstrap> bootstrap_;
+  std::vector<transport::PeerInfo> peers_;
+  std::unique_ptr<transport::TransportSet> transports_;
+  coll::TopoView topo_;
+
+  mutable std::mutex connMu_;
+  std::map<coll::ConnKey, std::unique_ptr<transport::SendConnection>> sends_;
+  std::map<coll::ConnKey, std::unique_ptr<transport::RecvConnection>> recvs_;
+
+  std::atomic<uint32_t> abort_{0};
+  std::atomic<int> initState_{static_cast<int>(Status::kInProgress)};
+  std::atomic<int> asyncError_{0};
+  std::atomic<int> pending_{0};
+  uint64_t childCount_ = 0;
+  std::thread initThread_;
+  std::mutex workerMu_;
+  std::unique_ptr<Worker> worker_;
+
+  mutable std::mutex errMu_;
+  std::string lastError_;
+};
+
+// Validates a chorusComm_t handle and returns the communicator; throws chorusInvalidArgument naming `arg`.
+Comm* checkComm(const void* handle, const char* arg = "comm");
+
+// This process's identity for PeerInfo::processId: pid plus a random salt (pids repeat across hosts).
+uint64_t processId();
+
+}  // namespace chorus::core

@@ -1,0 +1,96 @@
+#include "core/group.h"
+
+#include <map>
+#include <vector>
+
+#include "base/error.h"
+#include "core/comm.h"
+#include "core/host_stream.h"
+#include "core/launch.h"
+
+namespace chorus::core {
+
+namespace {
+
+struct PendingCall {
+  Comm* comm;
+  HostStream* stream;
+  coll::CollOp op;
+};
+
+struct GroupState {
+  int depth = 0;
+  std::vector<PendingCall> calls;
+  Status firstError = Status::kSuccess;
+  std::string firstMessage;
+};
+
+thread_local GroupState group;
+
+// Launches the calls: one launch per stream, each holding one work per communicator (ops in issue order).
+// Enqueued launches return at once; the NULL stream's launch runs here, after the others are enqueued (they
+// may be the peers it waits for).
+Status launch(const std::vector<PendingCall>& calls, std::string* error) {
+  std::vector<HostStream*> streamOrder;
+  std::map<HostStream*, std::vector<CommWork>> byStream;
+  for (const PendingCall& c : calls) {
+    auto [it, fresh] = byStream.try_emplace(c.stream);
+    if (fresh) streamOrder.push_back(c.stream);
+    std::vector<CommWork>& works = it->second;
+    CommWork* w = nullptr;
+    for (CommWork& x : works) {
+      if (x.comm == c.comm) w = &x;
+    }
+    if (w == nullptr) {
+      works.push_back(CommWork{c.comm, {}});
+      w = &works.back();
+    }
+    w->ops.push_back(c.op);
+    c.comm->opEnqueued();
+  }
+  for (HostStream* s : streamOrder) {
+    if (s != nullptr) s->enqueue(std::move(byStream[s]));
+  }
+  auto blocking = byStream.find(nullptr);
+  if (blocking == byStream.end()) return Status::kSuccess;
+  LaunchResult r = executeLaunch(blocking->second);
+  if (error != nullptr) *error = r.message;
+  return r.status;
+}
+
+}  // namespace
+
+bool inGroup() { return group.depth > 0; }
+
+Status submit(Comm* comm, HostStream* stream, const coll::CollOp& op, std::string* error) {
+  if (group.depth > 0) {
+    group.calls.push_back(PendingCall{comm, stream, op});
+    return Status::kSuccess;
+  }
+  return launch({PendingCall{comm, stream, op}}, error);
+}
+
+void groupStart() { ++group.depth; }
+
+void recordGroupError(Status s, const std::string& msg) {
+  if (group.depth > 0 && group.firstError == Status::kSuccess) {
+    group.firstError = s;
+    group.firstMessage = msg;
+  }
+}
+
+Status groupEnd(std::string* error) {
+  CHORUS_CHECK_USAGE(group.depth > 0, "chorusGroupEnd called without a matching chorusGroupStart");
+  if (--group.depth > 0) return Status::kSuccess;
+  std::vector<PendingCall> calls = std::move(group.calls);
+  Status first = group.firstError;
+  std::string msg = std::move(group.firstMessage);
+  group = GroupState{};
+  if (first != Status::kSuccess) {
+    if (error != nullptr) *error = "a call in the group failed, nothing was launched: " + msg;
+    return first;
+  }
+  return launch(calls, error);
+}
+
+}  // namespace chorus::core

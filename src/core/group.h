@@ -1,0 +1,28 @@
+// Groups (chorusGroupStart/End) and the submission of every call. Outside a group a call is launched at
+// once; inside one it is collected (per thread), and the outermost chorusGroupEnd launches everything:
+// per stream, one launch whose works (one per communicator) run together.
+#pragma once
+
+#include <string>
+
+#include "base/status.h"
+#include "collectives/coll_op.h"
+
+namespace chorus::core {
+
+class Comm;
+class HostStream;
+
+// Submits one validated, tuned operation: launched now, or collected when the thread is inside a group.
+// Returns the launch's result for blocking launches (NULL stream), kSuccess for enqueued ones.
+Status submit(Comm* comm, HostStream* stream, const coll::CollOp& op, std::string* error);
+
+void groupStart();
+// Throws chorusInvalidUsage without a matching groupStart. Returns the first error of the group's calls
+// (then nothing is launched) or of its blocking launches.
+Status groupEnd(std::string* error);
+// Records an error of a call made inside a group: groupEnd returns the first one.
+void recordGroupError(Status s, const std::string& msg);
+bool inGroup();
+
+}  // namespace chorus::core

@@ -1,0 +1,54 @@
+// Host streams: ordered queues of launched work, executed by one thread per stream. A collective enqueued
+// on a host stream returns at once; chorusStreamSynchronize waits for everything enqueued before it and
+// reports the first error any of it hit.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/launch.h"
+
+namespace chorus::core {
+
+class HostStream {
+ public:
+  HostStream();
+  ~HostStream();  // waits for enqueued work, then stops the thread
+  HostStream(const HostStream&) = delete;
+  HostStream& operator=(const HostStream&) = delete;
+
+  // Appends one launch (one group, or one call): its works run together once everything before is done.
+  void enqueue(std::vector<CommWork> works);
+  // Waits until the queue is empty; returns and clears the first error since the last report.
+  LaunchResult synchronize();
+  // kSuccess when idle (and clears the first error after reporting it), kInProgress while work is pending,
+  // else the first error.
+  LaunchResult query();
+
+ private:
+  void loop();
+  LaunchResult takeError();
+
+  std::mutex mu_;
+  std::condition_variable workCv_;
+  std::condition_variable idleCv_;
+  std::deque<std::vector<CommWork>> queue_;
+  int pending_ = 0;  // launches enqueued and not finished
+  bool stop_ = false;
+  LaunchResult firstError_;
+  std::thread thread_;
+};
+
+// Registry of live host streams (rejects destroyed or foreign handles).
+void registerStream(HostStream* s);
+void unregisterStream(HostStream* s);
+// Returns the stream for a chorusStream_t; throws chorusInvalidArgument naming `arg` for a handle that is
+// not a live host stream. NULL gives nullptr.
+HostStream* checkStream(void* handle, const char* arg = "stream");
+
+}  // namespace chorus::core

@@ -1,0 +1,63 @@
+#include "core/init.h"
+
+#include <thread>
+
+#include "base/error.h"
+#include "base/logging.h"
+#include "core/api_guard.h"
+#include "core/comm_registry.h"
+
+namespace chorus::core {
+
+int resolveDevice(int device) {
+  if (device == CHORUS_DEVICE_AUTO || device == CHORUS_DEVICE_HOST) return CHORUS_DEVICE_HOST;
+  CHORUS_THROW(Status::kInvalidUsage, "CUDA device ", device,
+               " requested, but this library has no CUDA executor for it (host communicators only: use "
+               "CHORUS_DEVICE_HOST or a NULL devlist)");
+}
+
+namespace {
+
+// Runs the set-up and records the outcome in the communicator (for non-blocking init).
+void finishSetUp(Comm* comm, std::unique_ptr<bootstrap::Bootstrap> b) {
+  comm->setUp(std::move(b));
+  comm->setInitResult(Status::kSuccess);
+}
+
+}  // namespace
+
+Comm* initRank(const bootstrap::UniqueId& id, int nranks, int rank, const CommOptions& options) {
+  auto comm = std::make_unique<Comm>(rank, nranks, options);
+  if (options.blocking) {
+    LogRankScope logRank(rank);
+    WaitContext ctx = comm->waitContext("joining the communicator");
+    finishSetUp(comm.get(), bootstrap::Bootstrap::init(id, rank, nranks, ctx));
+    registerComm(comm.get());
+    return comm.release();
+  }
+  Comm* raw = comm.release();
+  registerComm(raw);
+  raw->setInitThread(std::thread([raw, id, nranks, rank] {
+    LogRankScope logRank(rank);
+    try {
+      WaitContext ctx = raw->waitContext("joining the communicator");
+      finishSetUp(raw, bootstrap::Bootstrap::init(id, rank, nranks, ctx));
+    } catch (const Error& e) {
+      recordLastError(raw, std::string("chorusCommInitRankConfig: ") + e.what());
+      raw->setInitResult(e.status());
+    } catch (const std::exception& e) {
+      recordLastError(raw, std::string("chorusCommInitRankConfig: ") + e.what());
+      raw->setInitResult(Status::kInternalError);
+    }
+  }));
+  return raw;
+}
+
+Comm* initFromBootstrap(std::unique_ptr<bootstrap::Bootstrap> b, const CommOptions& options) {
+  auto comm = std::make_unique<Comm>(b->rank(), b->nranks(), options);
+  finishSetUp(comm.get(), std::move(b));
+  registerComm(comm.get());
+  return comm.release();
+}
+
+}  // namespace chorus::core

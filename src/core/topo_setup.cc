@@ -1,0 +1,65 @@
+#include "core/topo_setup.h"
+
+#include <algorithm>
+#include <set>
+
+#include "base/error.h"
+#include "base/logging.h"
+#include "base/params.h"
+#include "core/comm.h"
+#include "topology/host_order.h"
+
+namespace chorus::core {
+
+namespace {
+
+// Channels the communicator prepares rings for; tuning uses up to this many.
+int channelCount(const Comm& comm) {
+  int n = static_cast<int>(param::Nchannels());
+  if (comm.options().maxChannels > 0) n = n > 0 ? std::min(n, comm.options().maxChannels) : comm.options().maxChannels;
+  if (n <= 0) n = 2;
+  n = std::max(n, comm.options().minChannels);
+  return std::clamp(n, 1, coll::kMaxChannels);
+}
+
+}  // namespace
+
+coll::TopoView buildTopoView(const Comm& comm) {
+  const auto& peers = comm.peers();
+  std::vector<topology::RankPlace> places(peers.size());
+  std::set<uint64_t> hosts, procs;
+  for (size_t r = 0; r < peers.size(); ++r) {
+    places[r].hostHash = peers[r].hostHash;
+    places[r].numaNode = peers[r].numaNode;
+    places[r].device = peers[r].device;
+    places[r].busId = peers[r].busId;
+    hosts.insert(peers[r].hostHash);
+    procs.insert(peers[r].processId);
+  }
+  coll::TopoView v;
+  v.nHosts = static_cast<int>(hosts.size());
+  v.allSameProcess = procs.size() == 1;
+  v.rings = topology::searchHostRings(places, channelCount(comm));
+  CHORUS_ENFORCE(!v.rings.empty(), "topology search returned no ring");
+  for (const auto& ring : v.rings) {
+    auto it = std::find(ring.begin(), ring.end(), comm.rank());
+    CHORUS_ENFORCE(it != ring.end() && ring.size() == peers.size(), "ring does not cover every rank");
+    v.ringIndex.push_back(static_cast<int>(it - ring.begin()));
+  }
+  topology::TreePair trees = topology::searchHostTrees(places);
+  for (int t = 0; t < 2; ++t) {
+    v.trees[t].root = trees.root[t];
+    v.trees[t].parent = trees.parent[t];
+    v.trees[t].children = trees.children[t];
+  }
+  if (logEnabled(LogLevel::kInfo, kGraph)) {
+    for (size_t c = 0; c < v.rings.size(); ++c) {
+      std::string order;
+      for (int r : v.rings[c]) order += " " + std::to_string(r);
+      CHORUS_LOG_INFO(kGraph, "channel ", c, " ring:", order);
+    }
+  }
+  return v;
+}
+
+}  // namespace chorus::core

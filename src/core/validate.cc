@@ -1,0 +1,98 @@
+#include "core/validate.h"
+
+#include <cstdint>
+
+#include "base/error.h"
+#include "core/comm.h"
+
+namespace chorus::core {
+
+reduce::DType toDType(chorusDataType_t t) {
+  CHORUS_CHECK_ARG(static_cast<int>(t) >= 0 && static_cast<int>(t) < chorusNumTypes, "datatype ",
+                   static_cast<int>(t), " is not a chorusDataType_t (0..", chorusNumTypes - 1, ")");
+  return static_cast<reduce::DType>(t);
+}
+
+reduce::Op toOp(chorusRedOp_t op) {
+  CHORUS_CHECK_ARG(static_cast<int>(op) >= 0 && static_cast<int>(op) < chorusNumOps, "op ", static_cast<int>(op),
+                   " is not a chorusRedOp_t (0..", chorusNumOps - 1, ")");
+  return static_cast<reduce::Op>(op);
+}
+
+namespace {
+
+bool overlaps(const void* a, size_t an, const void* b, size_t bn) {
+  auto x = reinterpret_cast<uintptr_t>(a);
+  auto y = reinterpret_cast<uintptr_t>(b);
+  return an > 0 && bn > 0 && x < y + bn && y < x + an;
+}
+
+// Rejects buffers that overlap unless they are exactly NCCL's in-place layout (input at `inPlaceInput`).
+void checkOverlap(const coll::CollOp& op, size_t inBytes, size_t outBytes, const void* inPlaceInput) {
+  if (op.sendbuff == inPlaceInput) return;
+  CHORUS_CHECK_ARG(!overlaps(op.sendbuff, inBytes, op.recvbuff, outBytes), coll::collName(op.type),
+                   ": sendbuff and recvbuff overlap but are not the in-place layout (",
+                   op.type == coll::CollType::kAllGather       ? "sendbuff == recvbuff + rank*sendcount"
+                   : op.type == coll::CollType::kReduceScatter ? "recvbuff == sendbuff + rank*recvcount"
+                   : op.type == coll::CollType::kGather        ? "sendbuff == recvbuff + root*sendcount"
+                   : op.type == coll::CollType::kScatter       ? "recvbuff == sendbuff + root*recvcount"
+                                                               : "sendbuff == recvbuff",
+                   ")");
+}
+
+}  // namespace
+
+void validateOp(const Comm& comm, const coll::CollOp& op) {
+  const int n = comm.nranks();
+  const int me = comm.rank();
+  const char* name = coll::collName(op.type);
+  const size_t elt = reduce::dtypeSize(op.dtype);
+  CHORUS_CHECK_ARG(op.count <= (SIZE_MAX / elt) / static_cast<size_t>(n), name, ": count ", op.count,
+                   " is too large (its size in bytes overflows)");
+  const size_t bytes = op.count * elt;
+  const bool rooted = op.type == coll::CollType::kBroadcast || op.type == coll::CollType::kReduce ||
+                      op.type == coll::CollType::kGather || op.type == coll::CollType::kScatter;
+  if (rooted) {
+    CHORUS_CHECK_ARG(op.root >= 0 && op.root < n, name, ": root ", op.root, " is outside [0, nranks=", n, ")");
+  }
+  if (op.type == coll::CollType::kSend || op.type == coll::CollType::kRecv) {
+    CHORUS_CHECK_ARG(op.peer >= 0 && op.peer < n, name, ": peer ", op.peer, " is outside [0, nranks=", n, ")");
+  }
+  // Which buffers this rank reads and writes, and how many bytes of each.
+  size_t in = 0, out = 0;
+  const char* inPlace = static_cast<const char*>(op.recvbuff);
+  switch (op.type) {
+    case coll::CollType::kAllReduce: in = out = bytes; break;
+    case coll::CollType::kBroadcast: in = me == op.root ? bytes : 0; out = bytes; break;
+    case coll::CollType::kReduce: in = bytes; out = me == op.root ? bytes : 0; break;
+    case coll::CollType::kAllGather:
+      in = bytes;
+      out = bytes * n;
+      inPlace = static_cast<const char*>(op.recvbuff) + me * bytes;
+      break;
+    case coll::CollType::kReduceScatter:
+      in = bytes * n;
+      out = bytes;
+      // In place when recvbuff == sendbuff + rank*recvcount, i.e. sendbuff == recvbuff - rank*recvcount.
+      inPlace = static_cast<const char*>(op.recvbuff) - me * bytes;
+      break;
+    case coll::CollType::kAllToAll: in = out = bytes * n; break;
+    case coll::CollType::kGather:
+      in = bytes;
+      out = me == op.root ? bytes * n : 0;
+      inPlace = static_cast<const char*>(op.recvbuff) + op.root * bytes;
+      break;
+    case coll::CollType::kScatter:
+      in = me == op.root ? bytes * n : 0;
+      out = bytes;
+      inPlace = static_cast<const char*>(op.recvbuff) - op.root * bytes;
+      break;
+    case coll::CollType::kSend: in = bytes; break;
+    case coll::CollType::kRecv: out = bytes; break;
+  }
+  CHORUS_CHECK_ARG(in == 0 || op.sendbuff != nullptr, name, ": sendbuff is NULL but count is ", op.count);
+  CHORUS_CHECK_ARG(out == 0 || op.recvbuff != nullptr, name, ": recvbuff is NULL but count is ", op.count);
+  if (in > 0 && out > 0) checkOverlap(op, in, out, inPlace);
+}
+
+}  // namespace chorus::core
