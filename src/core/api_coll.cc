@@ -2,6 +2,7 @@
 #include <string>
 
 #include "chorus/chorus.h"
+#include "collectives/host/host_executor.h"
 #include "collectives/tuning.h"
 #include "core/api_guard.h"
 #include "core/comm.h"
@@ -18,7 +19,9 @@ namespace {
 
 // Validates, tunes and submits one operation. Inside a group, an error is also kept for chorusGroupEnd.
 chorusResult_t enqueue(const char* api, chorusComm_t handle, chorusStream_t stream, CollOp op) {
+  // Checks first, while the caller's handle is certainly alive: their errors are recorded in the comm.
   Comm* comm = nullptr;
+  chorus::core::HostStream* s = nullptr;
   chorusResult_t rc = chorus::core::apiGuard(api, nullptr, [&] {
     comm = chorus::core::checkComm(handle);
     Status init = comm->initResult();
@@ -26,7 +29,7 @@ chorusResult_t enqueue(const char* api, chorusComm_t handle, chorusStream_t stre
                        "the communicator is still being created (non-blocking init): poll chorusCommGetAsyncError");
     CHORUS_CHECK_USAGE(init == Status::kSuccess, "the communicator failed to initialize");
     CHORUS_CHECK_USAGE(!comm->aborted(), "the communicator was aborted");
-    chorus::core::HostStream* s = chorus::core::checkStream(stream);
+    s = chorus::core::checkStream(stream);
     chorus::core::validateOp(*comm, op);
     if (!chorus::coll::isP2pOp(op) || op.type == CollType::kAllToAll || op.type == CollType::kGather ||
         op.type == CollType::kScatter) {
@@ -38,15 +41,21 @@ chorusResult_t enqueue(const char* api, chorusComm_t handle, chorusStream_t stre
       t.slotBytes = comm->slotBytes();
       chorus::coll::tune(op, t);
     }
-    std::string error;
-    Status st = chorus::core::submit(comm, s, op, &error);
-    if (st != Status::kSuccess) CHORUS_THROW(st, error);
     return chorusSuccess;
   });
-  if (rc != chorusSuccess) {
-    if (comm != nullptr) chorus::core::recordLastError(comm, chorus::core::threadLastError());
-    chorus::core::recordGroupError(static_cast<Status>(rc), chorus::core::threadLastError());
+  if (rc == chorusSuccess) {
+    // The communicator is not touched after the launch: a chorusCommAbort from another thread may free it
+    // as soon as the launch returns. Failures during execution were recorded in it by the launch.
+    rc = chorus::core::apiGuard(api, nullptr, [&] {
+      std::string error;
+      Status st = chorus::core::submit(comm, s, op, &error);
+      if (st != Status::kSuccess) CHORUS_THROW(st, error);
+      return chorusSuccess;
+    });
+  } else if (comm != nullptr) {
+    chorus::core::recordLastError(comm, chorus::core::threadLastError());
   }
+  if (rc != chorusSuccess) chorus::core::recordGroupError(static_cast<Status>(rc), chorus::core::threadLastError());
   return rc;
 }
 

@@ -78,7 +78,10 @@ const char* chorusGetErrorString(chorusResult_t result) {
 
 const char* chorusGetLastError(chorusComm_t comm) {
   thread_local std::string copy;
-  if (comm != nullptr && chorus::core::isRegisteredComm(comm)) {
+  // The thread's own last error when it was about this communicator (or comm is NULL); else the
+  // communicator's, which asynchronous work on streams records too.
+  if (comm != nullptr && chorus::core::isRegisteredComm(comm) &&
+      chorus::core::threadLastErrorComm() != reinterpret_cast<Comm*>(comm)) {
     copy = reinterpret_cast<Comm*>(comm)->lastError();
     if (!copy.empty()) return copy.c_str();
   }

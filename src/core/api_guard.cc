@@ -16,15 +16,18 @@ static_assert(static_cast<int>(Status::kTimeout) == chorusTimeout);
 
 namespace {
 thread_local std::string tlsLastError;
+thread_local const Comm* tlsLastErrorComm = nullptr;  // the communicator the thread's last error was about
 }
 
 chorusResult_t toResult(Status s) { return static_cast<chorusResult_t>(s); }
 
 const std::string& threadLastError() { return tlsLastError; }
+const Comm* threadLastErrorComm() { return tlsLastErrorComm; }
 
 void recordLastError(Comm* comm, const std::string& msg) {
   std::string full = comm != nullptr ? "rank " + std::to_string(comm->rank()) + ": " + msg : msg;
   tlsLastError = full;
+  tlsLastErrorComm = comm;
   if (comm != nullptr) comm->setLastError(full);
   CHORUS_LOG_WARN(kAll, full);
 }

@@ -19,6 +19,8 @@ class Comm;
 void recordLastError(Comm* comm, const std::string& msg);
 // The calling thread's last error message ("" when none).
 const std::string& threadLastError();
+// The communicator the thread's last error was about (nullptr: none or unknown).
+const Comm* threadLastErrorComm();
 
 chorusResult_t toResult(Status s);
 

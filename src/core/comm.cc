@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <strings.h>
+
 #include <cstring>
 #include <random>
 #include <thread>
@@ -85,9 +87,12 @@ void Comm::setUp(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
     CHORUS_ENFORCE_EQ(peers_[r].rank, r, "peer information of rank ", r, " is inconsistent");
   }
 
-  transports_ = std::make_unique<transport::TransportSet>(options_.netName);
+  // config->netName names the network between hosts: only the socket transport exists in this build.
+  CHORUS_CHECK_ARG(options_.netName.empty() || strcasecmp(options_.netName.c_str(), "Socket") == 0,
+                   "config->netName '", options_.netName, "' is not available (this build has: Socket)");
+  transports_ = std::make_unique<transport::TransportSet>();
   for (int r = 0; r < nranks_; ++r) {
-    if (r != rank_) transports_->choose(self, peers_[r]);  // validates CHORUS_TRANSPORT for every pair now
+    if (r != rank_) transports_->select(self, peers_[r]);  // validates CHORUS_TRANSPORT for every pair now
   }
   topo_ = buildTopoView(*this);
   if (logEnabled(LogLevel::kInfo, kInit)) {
@@ -103,7 +108,7 @@ void Comm::setUp(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
 
 std::string Comm::transportName(int peer) const {
   if (peer == rank_) return "self";
-  return transports_->choose(peers_[rank_], peers_[peer])->name();
+  return transports_->nameFor(peers_[rank_], peers_[peer]);
 }
 
 void Comm::ensureConnected(const std::vector<coll::ConnKey>& keys) {
@@ -127,9 +132,8 @@ void Comm::ensureConnected(const std::vector<coll::ConnKey>& keys) {
     spec.nslots = 8;
     spec.slotBytes = slotBytes();
     spec.ctx = waitContext("connecting from rank " + std::to_string(k.peer));
-    transport::Transport* t = transports_->choose(spec.self, spec.peer);
     std::vector<uint8_t> desc;
-    recvs_[k] = t->createRecv(spec, &desc);
+    recvs_[k] = transports_->select(spec.self, spec.peer).createRecv(spec, &desc);
     bootstrap_->send(k.peer, connTag(k.lane), desc.data(), desc.size(), spec.ctx);
   }
   // Phase 2: build the sending ends from the receivers' descriptors.
@@ -144,8 +148,7 @@ void Comm::ensureConnected(const std::vector<coll::ConnKey>& keys) {
     spec.slotBytes = slotBytes();
     spec.ctx = waitContext("connecting to rank " + std::to_string(k.peer));
     std::vector<uint8_t> desc = bootstrap_->recv(k.peer, connTag(k.lane), spec.ctx);
-    transport::Transport* t = transports_->choose(spec.self, spec.peer);
-    sends_[k] = t->connectSend(spec, desc);
+    sends_[k] = transports_->select(spec.self, spec.peer).connectSend(spec, desc);
   }
 }
 

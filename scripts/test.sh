@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Builds and runs every test: the fast default label, the full sweeps, the MPI comparisons, the network
+# namespace tests (as root), sanitizer builds of the in-process and thread tests, a short fuzz run of each
+# libFuzzer target, and the install/consumer check. Stops at the first failing stage.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install_deps.sh
+export CTEST_OUTPUT_ON_FAILURE=1
+jobs=$(nproc)
+stage() { echo; echo "=== $* ($(date +%T))"; }
+
+stage "build"
+bash scripts/build.sh -DCHORUS_BUILD_TESTS=ON
+
+stage "tests: default label (cpu)"
+ctest --test-dir build -L '^cpu$' -j "$jobs" --timeout 900
+
+stage "tests: full sweeps (sweep)"
+ctest --test-dir build -L '^sweep$' --timeout 3000
+
+stage "tests: under mpirun (mpi)"
+ctest --test-dir build -L '^mpi$' --timeout 900 --no-tests=ignore
+
+if [ "$(id -u)" -eq 0 ] && ip netns list >/dev/null 2>&1; then
+  stage "tests: hosts in network namespaces (net)"
+  ctest --test-dir build -L '^net$' --timeout 900 --no-tests=ignore
+fi
+
+for san in address undefined; do
+  stage "sanitizer build: $san"
+  BUILD_DIR=build-$san cmake -S . -B build-$san -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCHORUS_SANITIZER=$san \
+    -DCHORUS_BUILD_PERF=OFF -DCHORUS_BUILD_TRAIN=OFF -DCHORUS_ENABLE_CUDA=OFF >/dev/null
+  cmake --build build-$san -j "$jobs" --target api_test coll_test $(cd build-$san && ninja -t targets all |
+    sed -n 's/^\([a-z_]*_test\): phony$/\1/p' | sort -u | tr '\n' ' ')
+  # In-process and thread tests (the multi-process ones re-execute the binary; they run in the main build).
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir build-$san -L '^cpu$' -E 'Procs|SimHosts|launcher|perf_tools|consumer' -j "$jobs" --timeout 1200
+done
+
+if command -v clang++ >/dev/null; then
+  stage "fuzz: libFuzzer targets, 30 s each"
+  cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+    -DCMAKE_CXX_COMPILER=clang++ -DCHORUS_BUILD_FUZZ=ON -DCHORUS_BUILD_PERF=OFF -DCHORUS_BUILD_TRAIN=OFF \
+    -DCHORUS_ENABLE_CUDA=OFF >/dev/null
+  fuzzers=$(cd build-fuzz && ninja -t targets all | sed -n 's/^\(fuzz_[a-z_]*\): phony$/\1/p' | grep -v _replay | sort -u)
+  cmake --build build-fuzz -j "$jobs" --target $fuzzers
+  for f in $fuzzers; do
+    corpus=tests/fuzz/corpus/$f
+    work=$(mktemp -d)
+    [ -d "$corpus" ] && cp -r "$corpus"/. "$work"/
+    "./build-fuzz/bin/$f" -max_total_time=30 -print_final_stats=1 "$work" 2>&1 | tail -3
+    rm -rf "$work"
+  done
+fi
+stage "all tests passed"

@@ -1,0 +1,238 @@
+// A communicator's view of the process endpoint: the rendezvous client, send/recv over the mailbox and
+// cached connections, and the small collectives built on them.
+#include <algorithm>
+#include <cstring>
+
+#include "base/error.h"
+#include "base/logging.h"
+#include "core/bootstrap/bootstrap.h"
+#include "core/bootstrap/endpoint.h"
+
+namespace chorus::bootstrap {
+namespace {
+
+// Tags of the internal collectives sit in the top half of the tag space. Messages with one (peer, tag) are
+// delivered in order, so consecutive collectives may reuse their tag.
+constexpr uint64_t kTagAllgather = 0xC4B0000000000001ull;
+constexpr uint64_t kTagBroadcast = 0xC4B0000000000002ull;
+constexpr uint64_t kTagBarrier = 0xC4B0000000000003ull;
+
+class BootstrapImpl : public Bootstrap {
+ public:
+  BootstrapImpl(Endpoint& ep, const Secret& secret, uint64_t authHash, uint64_t commHash, int rank,
+                std::vector<SocketAddress> table)
+      : ep_(ep), secret_(secret), authHash_(authHash), commHash_(commHash), rank_(rank), table_(std::move(table)) {
+    keys_.reserve(table_.size());
+    for (const auto& a : table_) keys_.push_back(a.toString());
+    self_ = ep_.address().toString();
+  }
+
+  std::unique_ptr<Bootstrap> subset(const std::vector<int>& members, uint64_t childTag) override {
+    CHORUS_CHECK_ARG(!members.empty(), "bootstrap subset: empty member list");
+    int newRank = -1;
+    std::vector<SocketAddress> table;
+    for (size_t i = 0; i < members.size(); ++i) {
+      int m = members[i];
+      CHORUS_CHECK_ARG(m >= 0 && m < nranks(), "bootstrap subset: member ", m, " is not a rank of a communicator of ",
+                       nranks());
+      for (size_t j = 0; j < i; ++j) CHORUS_CHECK_ARG(members[j] != m, "bootstrap subset: rank ", m, " listed twice");
+      if (m == rank_) newRank = static_cast<int>(i);
+      table.push_back(table_[static_cast<size_t>(m)]);
+    }
+    CHORUS_CHECK_ARG(newRank >= 0, "bootstrap subset: rank ", rank_, " is not among the members");
+    return std::make_unique<BootstrapImpl>(ep_, secret_, authHash_, childCommHash(commHash_, childTag), newRank,
+                                           std::move(table));
+  }
+
+  int rank() const override { return rank_; }
+  int nranks() const override { return static_cast<int>(table_.size()); }
+  uint64_t commHash() const override { return commHash_; }
+
+  void send(int peer, uint64_t tag, const void* data, size_t size, const WaitContext& ctx) override {
+    checkPeer(peer, "send to");
+    CHORUS_CHECK_ARG(size <= kMaxDataPayload, "rank ", rank_, ": bootstrap send to rank ", peer, ": ", size,
+                     " bytes exceed the bootstrap message limit of ", kMaxDataPayload);
+    WaitContext c = ctx;
+    c.what = detail::concat("rank ", rank_, ": bootstrap send to rank ", peer, " (tag ", tag, ")");
+    if (isLocal(peer)) {
+      // Ranks sharing this endpoint: straight into the mailbox, no socket.
+      const auto* p = static_cast<const uint8_t*>(data);
+      ep_.mailbox().deposit(MailKey{authHash_, commHash_, peer, rank_, tag}, std::vector<uint8_t>(p, p + size));
+      return;
+    }
+    auto conn = connection(peer, c);
+    FrameHeader h;
+    h.type = FrameType::kData;
+    h.commHash = commHash_;
+    h.src = rank_;
+    h.dst = peer;
+    h.tag = tag;
+    h.length = size;
+    uint8_t hdr[kHeaderBytes];
+    encodeHeader(h, hdr);
+    std::lock_guard<std::mutex> lock(conn->mu);
+    if (conn->closed.load()) {
+      CHORUS_THROW(Status::kRemoteError, c.what, ": connection to ", keys_[peer], " closed by peer");
+    }
+    conn->sock.sendAll(hdr, sizeof(hdr), c);
+    if (size > 0) conn->sock.sendAll(data, size, c);
+  }
+
+  std::vector<uint8_t> recv(int peer, uint64_t tag, const WaitContext& ctx) override {
+    checkPeer(peer, "recv from");
+    WaitContext c = ctx;
+    c.what = detail::concat("rank ", rank_, ": bootstrap recv from rank ", peer, " (tag ", tag, ")");
+    MailKey key{authHash_, commHash_, rank_, peer, tag};
+    Mailbox& mb = ep_.mailbox();
+    std::vector<uint8_t> msg;
+    if (mb.tryTake(key, &msg)) return msg;
+    // Hold a connection to the peer while waiting: its EOF is how we learn that the peer died, even if it
+    // never connected to us.
+    if (!isLocal(peer)) connection(peer, c);
+    PeerKey pk{authHash_, keys_[peer]};
+    Waiter w(c);
+    for (;;) {
+      uint32_t observed = mb.word()->load(std::memory_order_acquire);
+      if (mb.tryTake(key, &msg)) return msg;
+      if (!isLocal(peer) && mb.peerGone(pk)) {
+        CHORUS_THROW(Status::kRemoteError, c.what, ": connection closed by peer (", keys_[peer], ")");
+      }
+      w.pause(mb.word(), observed);
+    }
+  }
+
+  // Ring: in step s, pass on the block received in step s-1 (own block first). n-1 steps, each rank sends
+  // and receives one block per step.
+  void allgather(void* data, size_t bytes, const WaitContext& ctx) override {
+    int n = nranks();
+    if (n == 1 || bytes == 0) return;
+    auto* base = static_cast<uint8_t*>(data);
+    int next = (rank_ + 1) % n, prev = (rank_ + n - 1) % n;
+    for (int s = 0; s < n - 1; ++s) {
+      int sendBlock = (rank_ - s + n) % n;
+      int recvBlock = (rank_ - s - 1 + 2 * n) % n;
+      send(next, kTagAllgather, base + static_cast<size_t>(sendBlock) * bytes, bytes, ctx);
+      auto msg = recv(prev, kTagAllgather, ctx);
+      expectSize(msg, bytes, prev, "allgather");
+      memcpy(base + static_cast<size_t>(recvBlock) * bytes, msg.data(), bytes);
+    }
+  }
+
+  void broadcast(void* data, size_t bytes, int root, const WaitContext& ctx) override {
+    CHORUS_CHECK_ARG(root >= 0 && root < nranks(), "rank ", rank_, ": bootstrap broadcast: root ", root,
+                     " out of range for ", nranks(), " ranks");
+    if (nranks() == 1) return;
+    if (rank_ == root) {
+      for (int p = 0; p < nranks(); ++p) {
+        if (p != root) send(p, kTagBroadcast, data, bytes, ctx);
+      }
+      return;
+    }
+    auto msg = recv(root, kTagBroadcast, ctx);
+    expectSize(msg, bytes, root, "broadcast");
+    if (bytes > 0) memcpy(data, msg.data(), bytes);
+  }
+
+  // Dissemination barrier: in round k, signal rank+2^k and wait for rank-2^k; after ceil(log2 n) rounds
+  // every rank has heard, transitively, from all others.
+  void barrier(const WaitContext& ctx) override {
+    int n = nranks();
+    for (int d = 1; d < n; d *= 2) {
+      uint8_t token = 0;
+      send((rank_ + d) % n, kTagBarrier, &token, 1, ctx);
+      auto msg = recv((rank_ - d + n) % n, kTagBarrier, ctx);
+      expectSize(msg, 1, (rank_ - d + n) % n, "barrier");
+    }
+  }
+
+  void checkPeers() const override {
+    Mailbox& mb = ep_.mailbox();
+    for (int p = 0; p < nranks(); ++p) {
+      if (p == rank_ || keys_[p] == self_) continue;
+      if (mb.peerGone(PeerKey{authHash_, keys_[p]})) {
+        CHORUS_THROW(Status::kRemoteError, "rank ", rank_, ": bootstrap peer rank ", p, " is gone: its endpoint ",
+                     keys_[p], " closed the connection");
+      }
+    }
+  }
+
+  SocketAddress peerAddress(int rank) const override {
+    CHORUS_CHECK_ARG(rank >= 0 && rank < nranks(), "bootstrap peerAddress: rank ", rank, " out of range");
+    return table_[static_cast<size_t>(rank)];
+  }
+
+ private:
+  void checkPeer(int peer, const char* op) const {
+    CHORUS_CHECK_ARG(peer >= 0 && peer < nranks(), "rank ", rank_, ": bootstrap ", op, " rank ", peer,
+                     ": peer out of range for ", nranks(), " ranks");
+  }
+  bool isLocal(int peer) const { return keys_[static_cast<size_t>(peer)] == self_; }
+
+  std::shared_ptr<OutConn> connection(int peer, const WaitContext& ctx) {
+    return ep_.outgoing(table_[static_cast<size_t>(peer)], authHash_, ctx);
+  }
+
+  void expectSize(const std::vector<uint8_t>& msg, size_t bytes, int peer, const char* op) const {
+    if (msg.size() != bytes) {
+      CHORUS_THROW(Status::kInvalidUsage, "rank ", rank_, ": bootstrap ", op, ": rank ", peer, " sent ", msg.size(),
+                   " bytes, expected ", bytes, " (ranks disagree on the size)");
+    }
+  }
+
+  Endpoint& ep_;
+  Secret secret_;
+  uint64_t authHash_;  // the id's commHash: authenticates connections, shared by all splits
+  uint64_t commHash_;
+  int rank_;
+  std::vector<SocketAddress> table_;
+  std::vector<std::string> keys_;
+  std::string self_;
+};
+
+}  // namespace
+
+std::unique_ptr<Bootstrap> Bootstrap::init(const UniqueId& id, int rank, int nranks, const WaitContext& ctx) {
+  CHORUS_CHECK_ARG(nranks >= 1, "nranks must be at least 1, got ", nranks);
+  CHORUS_CHECK_ARG(rank >= 0 && rank < nranks, "rank ", rank, " is out of range for nranks=", nranks);
+  CHORUS_CHECK_ARG(id.root.valid(), "commId: the unique id has no root address");
+  Endpoint& ep = Endpoint::get();
+  Secret secret{};
+  memcpy(secret.data(), id.secret, secret.size());
+  CHORUS_CHECK_ARG(commHashOf(secret) == id.commHash, "commId: the unique id's commHash does not match its secret");
+  // Peers authenticate their connections to this endpoint with the id's secret.
+  ep.registerSecret(id.commHash, secret);
+
+  WaitContext c = ctx;
+  c.what = detail::concat("rank ", rank, ": bootstrap rendezvous with root ", id.root.toString());
+  Socket s = Endpoint::connectAuthenticated(id.root, id.commHash, secret, Purpose::kRendezvous, ep.address(), c);
+  Registration reg{rank, nranks, ep.address()};
+  FrameHeader h;
+  h.type = FrameType::kRegister;
+  h.commHash = id.commHash;
+  h.src = rank;
+  auto payload = encodeRegistration(reg);
+  auto frame = encodeFrame(h, payload.data(), payload.size());
+  s.sendAll(frame.data(), frame.size(), c);
+  Frame reply = Endpoint::readFrame(s, kMaxDataPayload, c);
+  if (reply.header.type == FrameType::kError) {
+    Status st;
+    std::string text;
+    if (!decodeErrorPayload(reply.payload, &st, &text)) {
+      CHORUS_THROW(Status::kRemoteError, c.what, ": malformed error reply");
+    }
+    CHORUS_THROW(st, c.what, " failed: ", text);
+  }
+  if (reply.header.type != FrameType::kTable) {
+    CHORUS_THROW(Status::kRemoteError, c.what, ": unexpected ", frameTypeName(reply.header.type), " reply");
+  }
+  auto table = decodeTable(reply.payload);
+  if (!table || static_cast<int>(table->size()) != nranks) {
+    CHORUS_THROW(Status::kRemoteError, c.what, ": malformed table (", reply.payload.size(), " bytes for ", nranks,
+                 " ranks)");
+  }
+  CHORUS_LOG_INFO(kBootstrap, "rank ", rank, "/", nranks, ": bootstrap rendezvous complete, endpoint ",
+                  ep.address().toString());
+  return std::make_unique<BootstrapImpl>(ep, secret, id.commHash, id.commHash, rank, std::move(*table));
+}
+
+}  // namespace chorus::bootstrap

@@ -1,0 +1,114 @@
+// The process's bootstrap endpoint: one listener (plus extra ones for roots at fixed addresses) and ONE
+// service thread that serves every connection with poll() over non-blocking sockets. Each connection is a
+// small state machine (handshake, then frames) fed by partial reads, so a slow or hostile peer delays nobody.
+//
+// Incoming connections carry DATA frames into the mailbox, or a REGISTER for a rendezvous root served here.
+// Outgoing connections (to other endpoints) are made and written by the ranks' threads, one per (peer
+// endpoint, authenticating communicator) and cached for the life of the process; the service thread only
+// watches them for EOF, which is how a dead peer becomes an error within moments.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "base/socket.h"
+#include "base/wait.h"
+#include "core/bootstrap/hmac.h"
+#include "core/bootstrap/mailbox.h"
+#include "core/bootstrap/rendezvous.h"
+#include "core/bootstrap/wire.h"
+
+namespace chorus::bootstrap {
+
+// How long the service thread tolerates peers that do not make progress.
+struct EndpointLimits {
+  int handshakeMs = 5000;         // from accept to a completed handshake
+  int stallMs = 10000;            // a frame that stops arriving mid-way
+  int connectMs = 5000;           // an endpoint that was up at rendezvous and refuses connections is dead
+  int maxUnauthenticated = 1024;  // beyond this, the oldest unauthenticated connection is dropped
+};
+
+// An authenticated connection to a peer endpoint, written by the ranks' threads under `mu`.
+struct OutConn {
+  std::mutex mu;
+  Socket sock;
+  bool ready = false;
+  std::atomic<bool> closed{false};
+  PeerKey peer;
+};
+
+class Endpoint {
+ public:
+  // The process's endpoint, started on first use.
+  static Endpoint& get();
+  // Limits apply to connections accepted afterwards (tests shorten them).
+  static void setLimits(const EndpointLimits& limits);
+  static EndpointLimits limits();
+
+  const SocketAddress& address() const { return address_; }
+  Mailbox& mailbox() { return mailbox_; }
+
+  // Makes connections authenticated with this secret acceptable (commHash = authHash).
+  void registerSecret(uint64_t authHash, const Secret& secret);
+  std::optional<Secret> secretFor(uint64_t authHash) const;
+  // Serves the rendezvous root for authHash in the service thread.
+  void serveRoot(uint64_t authHash);
+  // Listens on one more address (a root at a fixed port). Throws chorusSystemError if it cannot bind.
+  void addListener(const SocketAddress& addr);
+
+  // The cached authenticated data connection to `peer`, connecting on first use. Throws chorusRemoteError
+  // if the peer's endpoint cannot be reached or its connection is known closed.
+  std::shared_ptr<OutConn> outgoing(const SocketAddress& peer, uint64_t authHash, const WaitContext& ctx);
+
+  // Blocking client side of the handshake, used by the ranks' threads.
+  static Socket connectAuthenticated(const SocketAddress& addr, uint64_t authHash, const Secret& secret,
+                                     Purpose purpose, const SocketAddress& self, const WaitContext& ctx);
+  // Reads one whole frame with a payload cap (blocking, honours ctx).
+  static Frame readFrame(Socket& s, uint64_t maxPayload, const WaitContext& ctx);
+
+ private:
+  struct Conn;
+  Endpoint();
+  void run();
+  void wake();
+  void acceptAll(Socket& listener);
+  void readConn(Conn& c);
+  void handleFrame(Conn& c, Frame f);
+  void handleRegister(Conn& c, const Frame& f);
+  // Frames (connection id, bytes) answering a root's members; built under mu_, sent after releasing it.
+  std::vector<std::pair<int, std::vector<uint8_t>>> rootReplies(const RendezvousRoot& root,
+                                                                const std::vector<int>& ids, FrameType type,
+                                                                uint64_t authHash);
+  void sendReplies(std::vector<std::pair<int, std::vector<uint8_t>>> replies);
+  void processLost();
+  void queue(Conn& c, std::vector<uint8_t> bytes);
+  void flush(Conn& c);
+  void drop(Conn& c, const std::string& why);
+  void closeConn(Conn& c);
+  Conn* findConn(int id);
+
+  SocketAddress address_;
+  Mailbox mailbox_;
+  int wakeFd_ = -1;
+
+  mutable std::mutex mu_;  // guards the fields below, shared with the ranks' threads
+  std::map<uint64_t, Secret> secrets_;
+  std::map<uint64_t, RendezvousRoot> roots_;
+  std::map<PeerKey, std::shared_ptr<OutConn>> outs_;
+  std::vector<Socket> newListeners_;
+  std::vector<std::shared_ptr<OutConn>> newWatches_;
+
+  // Owned by the service thread.
+  std::vector<Socket> listeners_;
+  std::vector<std::unique_ptr<Conn>> conns_;
+  int nextConnId_ = 1;
+  std::vector<std::pair<uint64_t, int>> lost_;  // (authHash, connection) of registered ranks that left
+  std::thread thread_;
+};
+
+}  // namespace chorus::bootstrap

@@ -1,0 +1,80 @@
+// Every collective, type, op, count, placement and root, at several rank counts, with ranks as threads of
+// one process (chorusCommInitAll), as processes (chorusCommInitFromEnv, shared memory), and as processes on
+// two simulated hosts (TCP). Tests named *Full* run the whole sweep (label "sweep"); the others the quick
+// subset (label "cpu").
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "coll/sweep.h"
+#include "common/child.h"
+
+namespace chorus::test {
+namespace {
+
+SweepConfig configFor(const std::vector<std::string>& args) {
+  return !args.empty() && args[0] == "full" ? fullSweep() : quickSweep();
+}
+
+// One rank of a multi-process sweep.
+const bool kChild = registerChild("sweep", [](int rank, int, const std::vector<std::string>& args) {
+  chorusComm_t comm = nullptr;
+  chorusResult_t rc = chorusCommInitFromEnv(&comm, nullptr);
+  if (rc != chorusSuccess) {
+    fprintf(stderr, "rank %d: init failed: %s\n", rank, chorusGetLastError(nullptr));
+    return 2;
+  }
+  std::vector<std::string> failures = runSweep(comm, configFor(args));
+  for (const auto& f : failures) fprintf(stderr, "FAIL %s\n", f.c_str());
+  chorusCommFinalize(comm);
+  chorusCommDestroy(comm);
+  return failures.empty() ? 0 : 1;
+});
+
+void runThreads(int n, const SweepConfig& cfg) {
+  std::vector<chorusComm_t> comms(n);
+  ASSERT_EQ(chorusCommInitAll(comms.data(), n, nullptr), chorusSuccess) << chorusGetLastError(nullptr);
+  std::vector<std::vector<std::string>> failures(n);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) threads.emplace_back([&, r] { failures[r] = runSweep(comms[r], cfg); });
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < n; ++r) {
+    for (const auto& f : failures[r]) ADD_FAILURE() << f;
+    EXPECT_EQ(chorusCommFinalize(comms[r]), chorusSuccess);
+    EXPECT_EQ(chorusCommDestroy(comms[r]), chorusSuccess);
+  }
+}
+
+void runProcesses(int n, int hosts, bool full) {
+  ChildOptions opt;
+  opt.hosts = hosts;
+  opt.timeoutSec = full ? 1500 : 300;
+  if (full) opt.args = {"full"};
+  auto results = runChildren("sweep", n, opt);
+  ASSERT_EQ(results.size(), static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) EXPECT_EQ(results[r].exitCode, 0) << "rank " << r << " (pid " << results[r].pid << ")";
+}
+
+class CollThreads : public ::testing::TestWithParam<int> {};
+TEST_P(CollThreads, Quick) { runThreads(GetParam(), quickSweep()); }
+INSTANTIATE_TEST_SUITE_P(Ranks, CollThreads, ::testing::Values(1, 2, 3, 5));
+
+class CollThreadsFull : public ::testing::TestWithParam<int> {};
+TEST_P(CollThreadsFull, Full) { runThreads(GetParam(), fullSweep()); }
+INSTANTIATE_TEST_SUITE_P(Ranks, CollThreadsFull, ::testing::Values(1, 2, 3, 5, 8));
+
+class CollProcs : public ::testing::TestWithParam<int> {};
+TEST_P(CollProcs, Quick) { runProcesses(GetParam(), 1, false); }
+INSTANTIATE_TEST_SUITE_P(Ranks, CollProcs, ::testing::Values(2, 3));
+
+class CollProcsFull : public ::testing::TestWithParam<int> {};
+TEST_P(CollProcsFull, Full) { runProcesses(GetParam(), 1, true); }
+INSTANTIATE_TEST_SUITE_P(Ranks, CollProcsFull, ::testing::Values(2, 3, 5, 8));
+
+TEST(CollSimHosts, Quick) { runProcesses(4, 2, false); }
+TEST(CollSimHostsFull, Full) { runProcesses(5, 2, true); }
+
+}  // namespace
+}  // namespace chorus::test
+
+CHORUS_TEST_MAIN()
