@@ -39,8 +39,12 @@ static_assert(sizeof(FifoControl) % kCacheLine == 0);
 
 // Bytes of memory a FIFO with this geometry needs (control block + slots, slots 4 KiB-aligned).
 size_t fifoBytes(int nslots, size_t slotBytes);
-// Initializes a FIFO in zeroed memory of fifoBytes(...) bytes.
+// Initializes a FIFO in zeroed memory of fifoBytes(...) bytes. nslots must be a power of two in [1, kMaxSlots]
+// (the 32-bit counters wrap, and counter % nslots must not jump at the wrap); throws chorusInvalidArgument.
 FifoControl* fifoInit(void* mem, int nslots, size_t slotBytes);
+// Marks the FIFO closed (this end goes away or failed) and wakes whoever sleeps on either counter, so that
+// the far end's waits end with chorusRemoteError instead of their deadline.
+void fifoClose(FifoControl* f);
 // Payload of slot i of the FIFO at `mem`.
 inline char* fifoSlot(FifoControl* f, uint32_t i) {
   return reinterpret_cast<char*>(f) + ((sizeof(FifoControl) + 4095) & ~size_t(4095)) + (i % f->nslots) * f->slotBytes;
@@ -86,7 +90,8 @@ class SendConnection {
   FifoControl* fifo() const { return fifo_; }
 
  protected:
-  void wakeConsumer();
+  // Wakes the consumer sleeping on tail; virtual for the same reason as RecvConnection::wakeProducer.
+  virtual void wakeConsumer();
   FifoControl* fifo_;
   std::string what_;
   PeerCheck check_;
@@ -121,7 +126,9 @@ class RecvConnection {
   FifoControl* fifo() const { return fifo_; }
 
  protected:
-  void wakeProducer();
+  // Wakes the producer sleeping on head. Virtual so that a transport whose far end is not a futex sleeper
+  // (the socket proxy sleeps in poll) can wake it its own way; only called when producerSleeping is set.
+  virtual void wakeProducer();
   FifoControl* fifo_;
   std::string what_;
   PeerCheck check_;

@@ -1,0 +1,160 @@
+// Blocking halves of the FIFO protocol (the non-blocking fast paths are inline in fifo.h).
+//
+// Sleeping without losing a wake-up (a Dekker handshake on two words, both sides seq_cst):
+//   waiter:  sleeping = 1;  re-read counter;  if unchanged, futex-wait on the counter (1 ms slices)
+//   other:   counter += 1;  if (sleeping) futex-wake the counter
+// Either the waiter's re-read sees the new counter, or the other side's read of `sleeping` sees 1 and
+// wakes it; the futex itself re-checks the counter in the kernel. The flag is cleared as soon as the wait
+// ends, so a peer that keeps up never pays for a system call.
+#include "transport/fifo.h"
+
+#include <new>
+
+#include "base/error.h"
+#include "base/futex.h"
+
+namespace chorus::transport {
+namespace {
+
+constexpr size_t kHeaderBytes = (sizeof(FifoControl) + 4095) & ~size_t(4095);
+constexpr uint64_t kPeerCheckNs = 2000000;  // probe the far end every 2 ms while waiting
+
+// Holds a sleeping flag for the duration of one wait and clears it however the wait ends.
+class SleepFlag {
+ public:
+  explicit SleepFlag(std::atomic<uint32_t>* flag) : flag_(flag) {}
+  ~SleepFlag() {
+    if (set_) flag_->store(0, std::memory_order_relaxed);
+  }
+  SleepFlag(const SleepFlag&) = delete;
+  SleepFlag& operator=(const SleepFlag&) = delete;
+  void set() {
+    if (!set_) flag_->store(1, std::memory_order_seq_cst);
+    set_ = true;
+  }
+
+ private:
+  std::atomic<uint32_t>* flag_;
+  bool set_ = false;
+};
+
+// Rate-limits the transport's probe (it may be a system call).
+class ProbeTimer {
+ public:
+  bool due() {
+    if ((++iter_ & 63) != 1) return false;
+    uint64_t now = nowNs();
+    if (last_ == 0) last_ = now;  // the first probe comes after kPeerCheckNs of waiting, not at once
+    if (now - last_ < kPeerCheckNs) return false;
+    last_ = now;
+    return true;
+  }
+
+ private:
+  uint64_t last_ = 0;
+  uint32_t iter_ = 0;
+};
+
+// Waits until ready() holds, sleeping on `counter` (the far end's counter) with `flag` as our sleeping flag.
+// check() runs when the FIFO is closed and every few milliseconds; it throws when the far end is gone.
+template <typename Ready, typename Check>
+void waitOn(FifoControl* f, const std::atomic<uint32_t>* counter, std::atomic<uint32_t>* flag, const WaitContext& ctx,
+            Ready ready, Check check) {
+  Waiter waiter(ctx);
+  SleepFlag sleeping(flag);
+  ProbeTimer probe;
+  for (;;) {
+    if (ready()) return;
+    // Data published before the far end closed is still delivered: closed is looked at only when not ready.
+    if (f->closed.load(std::memory_order_acquire) != 0 || probe.due()) check();
+    if (!waiter.sleeping()) {
+      waiter.pause();
+      continue;
+    }
+    sleeping.set();
+    uint32_t observed = counter->load(std::memory_order_seq_cst);
+    if (ready()) return;
+    waiter.pause(counter, observed);
+  }
+}
+
+}  // namespace
+
+size_t fifoBytes(int nslots, size_t slotBytes) {
+  return kHeaderBytes + static_cast<size_t>(nslots) * slotBytes;
+}
+
+FifoControl* fifoInit(void* mem, int nslots, size_t slotBytes) {
+  CHORUS_CHECK_ARG(nslots >= 1 && nslots <= kMaxSlots, "FIFO depth ", nslots, " is outside [1, ", kMaxSlots, "]");
+  // Counters wrap at 2^32; counter % nslots stays continuous across the wrap only for powers of two.
+  CHORUS_CHECK_ARG((nslots & (nslots - 1)) == 0, "FIFO depth ", nslots, " is not a power of two");
+  CHORUS_CHECK_ARG(slotBytes > 0, "FIFO slot size must be positive");
+  CHORUS_ENFORCE(reinterpret_cast<uintptr_t>(mem) % kCacheLine == 0, "FIFO memory must be cache-line aligned");
+  auto* f = new (mem) FifoControl();
+  f->nslots = static_cast<uint32_t>(nslots);
+  f->slotBytes = slotBytes;
+  return f;
+}
+
+void fifoClose(FifoControl* f) {
+  f->closed.store(1, std::memory_order_seq_cst);
+  // Wake unconditionally: closing is rare, and a sleeper must not wait for its next 1 ms slice.
+  futexWake(&f->tail);
+  futexWake(&f->head);
+}
+
+// ---- SendConnection ----
+
+SendConnection::~SendConnection() = default;
+
+void* SendConnection::acquire(const WaitContext& ctx) {
+  if (void* p = tryAcquire()) return p;
+  const uint32_t t = fifo_->tail.load(std::memory_order_relaxed);
+  auto ready = [&] { return t - fifo_->head.load(std::memory_order_acquire) < fifo_->nslots; };
+  waitOn(fifo_, &fifo_->head, &fifo_->producerSleeping, ctx, ready, [&] { checkPeer(); });
+  return fifoSlot(fifo_, t);
+}
+
+void SendConnection::drain(const WaitContext& ctx) {
+  const uint32_t t = fifo_->tail.load(std::memory_order_relaxed);
+  auto ready = [&] { return fifo_->head.load(std::memory_order_acquire) == t; };
+  if (ready()) return;
+  waitOn(fifo_, &fifo_->head, &fifo_->producerSleeping, ctx, ready, [&] { checkPeer(); });
+}
+
+void SendConnection::checkPeer() const {
+  // The transport's probe first: it knows why the far end went away (socket error, process exit).
+  if (check_) check_();
+  if (fifo_->closed.load(std::memory_order_acquire) != 0) {
+    CHORUS_THROW(Status::kRemoteError, what_, ": the receiving end closed the connection");
+  }
+}
+
+void SendConnection::wakeConsumer() {
+  futexWake(&fifo_->tail);
+}
+
+// ---- RecvConnection ----
+
+RecvConnection::~RecvConnection() = default;
+
+const void* RecvConnection::peek(size_t* bytes, const WaitContext& ctx) {
+  if (const void* p = tryPeek(bytes)) return p;
+  const uint32_t h = fifo_->head.load(std::memory_order_relaxed);
+  auto ready = [&] { return fifo_->tail.load(std::memory_order_acquire) != h; };
+  waitOn(fifo_, &fifo_->tail, &fifo_->consumerSleeping, ctx, ready, [&] { checkPeer(); });
+  return tryPeek(bytes);
+}
+
+void RecvConnection::checkPeer() const {
+  if (check_) check_();
+  if (fifo_->closed.load(std::memory_order_acquire) != 0) {
+    CHORUS_THROW(Status::kRemoteError, what_, ": the sending end closed the connection");
+  }
+}
+
+void RecvConnection::wakeProducer() {
+  futexWake(&fifo_->head);
+}
+
+}  // namespace chorus::transport

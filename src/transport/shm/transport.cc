@@ -1,0 +1,65 @@
+#include "transport/shm/transport.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "base/process.h"
+#include "base/shm.h"
+#include "transport/shm/connection.h"
+#include "transport/shm/descriptor.h"
+#include "transport/spec.h"
+
+namespace chorus::transport::shm {
+namespace {
+
+// The far end is alive while its process is; a stopped process is alive (its waits end at the deadline).
+PeerCheck processCheck(const PeerInfo& peer, const std::string& what) {
+  auto watch = std::make_shared<ProcessWatch>(peer.pid);
+  return [watch, what, rank = peer.rank] {
+    if (!watch->alive()) {
+      CHORUS_THROW(Status::kRemoteError, what, ": rank ", rank, " (pid ", watch->pid(), ") exited");
+    }
+  };
+}
+
+}  // namespace
+
+bool ShmTransport::canConnect(const PeerInfo& self, const PeerInfo& peer) const {
+  return self.hostHash == peer.hostHash;
+}
+
+std::unique_ptr<transport::RecvConnection> ShmTransport::createRecv(const ConnectSpec& spec,
+                                                                    std::vector<uint8_t>* descriptor) {
+  size_t slotBytes = slotBytesFor(spec);
+  CHORUS_CHECK_ARG(spec.nslots >= 1 && spec.nslots <= kMaxSlots, "FIFO depth ", spec.nslots, " is outside [1, ",
+                   kMaxSlots, "]");
+  ShmSegment seg = ShmSegment::create("fifo", fifoBytes(spec.nslots, slotBytes));
+  fifoInit(seg.data(), spec.nslots, slotBytes);
+  Descriptor d;
+  d.name = seg.name();
+  d.nslots = static_cast<uint32_t>(spec.nslots);
+  d.slotBytes = slotBytes;
+  d.pid = getpid();
+  d.encode(descriptor);
+  std::string what = connectionName(spec, false, name());
+  PeerCheck check = processCheck(spec.peer, what);
+  return std::make_unique<RecvConnection>(std::move(seg), std::move(what), std::move(check));
+}
+
+std::unique_ptr<transport::SendConnection> ShmTransport::connectSend(const ConnectSpec& spec,
+                                                                     const std::vector<uint8_t>& descriptor) {
+  Descriptor d = Descriptor::decode(descriptor);
+  std::string what = connectionName(spec, true, name());
+  ShmSegment seg = ShmSegment::open(d.name, fifoBytes(static_cast<int>(d.nslots), d.slotBytes));
+  // Both ends have it mapped now: remove the name so that the segment disappears with the last mapping,
+  // however the processes end. (ShmSegment::unlink only unlinks for the creator.)
+  shm_unlink(d.name.c_str());
+  auto* f = static_cast<FifoControl*>(seg.data());
+  CHORUS_CHECK_ARG(f->nslots == d.nslots && f->slotBytes == d.slotBytes, what,
+                   ": shared memory geometry does not match the descriptor");
+  PeerCheck check = processCheck(spec.peer, what);
+  return std::make_unique<SendConnection>(std::move(seg), std::move(what), std::move(check));
+}
+
+}  // namespace chorus::transport::shm

@@ -1,0 +1,23 @@
+// The shared-memory transport: ranks on one host in different processes share a FIFO in a POSIX shared
+// memory segment. A peer that dies is noticed by watching its process (pidfd), every few milliseconds
+// while a wait lasts.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "transport/transport.h"
+
+namespace chorus::transport::shm {
+
+class ShmTransport : public Transport {
+ public:
+  const char* name() const override { return "shm"; }
+  bool canConnect(const PeerInfo& self, const PeerInfo& peer) const override;
+  std::unique_ptr<transport::RecvConnection> createRecv(const ConnectSpec& spec,
+                                                        std::vector<uint8_t>* descriptor) override;
+  std::unique_ptr<transport::SendConnection> connectSend(const ConnectSpec& spec,
+                                                         const std::vector<uint8_t>& descriptor) override;
+};
+
+}  // namespace chorus::transport::shm

@@ -1,0 +1,400 @@
+// One conformance suite, run unchanged against every transport: inproc (threads), shm and socket (threads and
+// forked processes). Cases whose name contains "Large" (256 MiB messages, 8-process all-pairs) are the slow
+// ones: filter them out with --gtest_filter=-*Large* (ctest -E Large) for a quick run.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "transport_harness.h"
+
+namespace chorus::transport::testing {
+namespace {
+
+constexpr size_t kSlot = 64 << 10;
+constexpr int kSlots = 8;
+
+class TransportTest : public ::testing::TestWithParam<Setup> {
+ protected:
+  // Every rank must succeed, except that a forked rank 1 may end by `rank1Signal` (it kills or stops itself).
+  void run(int n, const std::function<void(Rank&)>& fn, int rank1Signal = 0) {
+    auto out = runRanks(GetParam(), n, fn);
+    for (int r = 0; r < n; ++r) {
+      if (r == 1 && rank1Signal != 0 && GetParam().mode == Mode::kProcesses) {
+        EXPECT_EQ(out[r].signal, rank1Signal) << "rank 1: " << out[r].error;
+        continue;
+      }
+      EXPECT_TRUE(out[r].ok) << "rank " << r << ": " << out[r].error;
+    }
+  }
+};
+
+uint64_t elapsedMs(std::chrono::steady_clock::time_point t0) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
+}
+
+// Rank 0 sends one message of `bytes` to rank 1, which checks every byte.
+void oneMessage(Rank& r, size_t bytes, uint64_t seed) {
+  auto ctx = waitFor(60000);
+  if (r.rank() == 1) {
+    auto recv = r.listenFrom(0, kSlots, kSlot);
+    std::vector<uint8_t> buf(bytes);
+    recvMessage(*recv, buf.data(), bytes, ctx);
+    checkPattern(buf.data(), bytes, seed);
+    r.notify(0);  // the receiver has everything: the sender may go
+  } else {
+    auto send = r.connectTo(1, kSlots, kSlot);
+    std::vector<uint8_t> buf(bytes);
+    fillPattern(buf.data(), bytes, seed);
+    sendMessage(*send, buf.data(), bytes, ctx);
+    send->drain(ctx);
+    r.await(1);
+  }
+}
+
+TEST_P(TransportTest, MessageSizes) {
+  run(2, [](Rank& r) {
+    const size_t sizes[] = {0, 1, 7, 63, 4097, kSlot - 1, kSlot, kSlot + 1, 3 * kSlot + 5, 1000003, (8 << 20) + 13};
+    auto ctx = waitFor(60000);
+    if (r.rank() == 1) {
+      auto recv = r.listenFrom(0, kSlots, kSlot);
+      for (size_t bytes : sizes) {
+        std::vector<uint8_t> buf(bytes);
+        recvMessage(*recv, buf.data(), bytes, ctx);
+        checkPattern(buf.data(), bytes, bytes);
+      }
+      r.notify(0);
+    } else {
+      auto send = r.connectTo(1, kSlots, kSlot);
+      for (size_t bytes : sizes) {
+        std::vector<uint8_t> buf(bytes);
+        fillPattern(buf.data(), bytes, bytes);
+        sendMessage(*send, buf.data(), bytes, ctx);
+      }
+      send->drain(ctx);
+      r.await(1);
+    }
+  });
+}
+
+// Many small messages outstanding at once keep their order and contents; depths 64 (deep) and 1 (every
+// message waits for the previous one to be consumed), the counters going round the slot ring many times.
+TEST_P(TransportTest, DeepQueueKeepsOrder) {
+  run(2, [](Rank& r) {
+    constexpr size_t kSmallSlot = 256;
+    auto ctx = waitFor(60000);
+    for (int depth : {64, 1}) {
+      // Depth 1 hands over every slot separately (a wake-up each when cores are short): fewer messages.
+      const int kMessages = depth == 1 ? 2000 : 20000;
+      auto size = [](int i) { return static_cast<size_t>((i * 37) % 300); };
+      if (r.rank() == 1) {
+        auto recv = r.listenFrom(0, depth, kSmallSlot);
+        std::vector<uint8_t> buf(300);
+        for (int i = 0; i < kMessages; ++i) {
+          recvMessage(*recv, buf.data(), size(i), ctx);
+          checkPattern(buf.data(), size(i), static_cast<uint64_t>(i));
+        }
+        r.notify(0);
+      } else {
+        auto send = r.connectTo(1, depth, kSmallSlot);
+        std::vector<uint8_t> buf(300);
+        for (int i = 0; i < kMessages; ++i) {
+          fillPattern(buf.data(), size(i), static_cast<uint64_t>(i));
+          sendMessage(*send, buf.data(), size(i), ctx);
+        }
+        send->drain(ctx);
+        r.await(1);
+      }
+    }
+  });
+}
+
+// Both ranks send and receive at once (a helper thread per rank receives).
+TEST_P(TransportTest, BothDirectionsAtOnce) {
+  run(2, [](Rank& r) {
+    const int peer = 1 - r.rank();
+    const size_t bytes = (6 << 20) + 77;
+    auto ctx = waitFor(60000);
+    // Connections are set up in a fixed order: rank 0 listens first.
+    std::unique_ptr<RecvConnection> recv;
+    std::unique_ptr<SendConnection> send;
+    if (r.rank() == 0) {
+      recv = r.listenFrom(peer, kSlots, kSlot);
+      send = r.connectTo(peer, kSlots, kSlot);
+    } else {
+      send = r.connectTo(peer, kSlots, kSlot);
+      recv = r.listenFrom(peer, kSlots, kSlot);
+    }
+    std::string recvError;
+    std::thread receiver([&] {
+      try {
+        std::vector<uint8_t> in(bytes);
+        for (int round = 0; round < 3; ++round) {
+          recvMessage(*recv, in.data(), bytes, ctx);
+          checkPattern(in.data(), bytes, static_cast<uint64_t>(peer * 10 + round));
+        }
+      } catch (const std::exception& e) {
+        recvError = e.what();
+      }
+    });
+    std::vector<uint8_t> out(bytes);
+    for (int round = 0; round < 3; ++round) {
+      fillPattern(out.data(), bytes, static_cast<uint64_t>(r.rank() * 10 + round));
+      sendMessage(*send, out.data(), bytes, ctx);
+    }
+    send->drain(ctx);
+    receiver.join();
+    TCHECK(recvError.empty(), recvError);
+    // Both have received everything before either end is destroyed.
+    r.notify(peer);
+    r.await(peer);
+  });
+}
+
+// Every rank sends a different-sized message to every other rank at once, progressing all of its 2*(n-1)
+// connections from one thread with the non-blocking calls.
+void allPairs(Rank& r) {
+  const int n = r.nranks();
+  auto ctx = waitFor(120000);
+  std::vector<std::unique_ptr<RecvConnection>> recvs(n);
+  std::vector<std::unique_ptr<SendConnection>> sends(n);
+  // Descriptors are small enough for the socketpairs' buffers: listen to everyone, then connect to everyone.
+  for (int p = 0; p < n; ++p)
+    if (p != r.rank()) recvs[p] = r.listenFrom(p, kSlots, 32 << 10);
+  for (int p = 0; p < n; ++p)
+    if (p != r.rank()) sends[p] = r.connectTo(p, kSlots, 32 << 10);
+  auto bytesOf = [](int from, int to) { return static_cast<size_t>(300000 + 4099 * from + 17 * to); };
+  auto seedOf = [](int from, int to) { return static_cast<uint64_t>(from * 131 + to); };
+  std::vector<size_t> sent(n, 0), got(n, 0);
+  int done = 0;
+  const int total = 2 * (n - 1);
+  std::vector<bool> sendDone(n, false), recvDone(n, false);
+  uint64_t idle = 0;
+  while (done < total) {
+    bool moved = false;
+    for (int p = 0; p < n; ++p) {
+      if (p == r.rank()) continue;
+      if (!sendDone[p]) {
+        if (void* slot = sends[p]->tryAcquire()) {
+          size_t k = std::min(bytesOf(r.rank(), p) - sent[p], sends[p]->slotBytes());
+          fillPattern(slot, k, seedOf(r.rank(), p), sent[p]);
+          sends[p]->post(k);
+          sent[p] += k;
+          moved = true;
+          if (sent[p] == bytesOf(r.rank(), p)) sendDone[p] = true, ++done;
+        }
+      }
+      if (!recvDone[p]) {
+        size_t k = 0;
+        if (const void* slot = recvs[p]->tryPeek(&k)) {
+          TCHECK(got[p] + k <= bytesOf(p, r.rank()), "too much data from rank ", p);
+          checkPattern(slot, k, seedOf(p, r.rank()), got[p]);
+          recvs[p]->release();
+          got[p] += k;
+          moved = true;
+          if (got[p] == bytesOf(p, r.rank())) recvDone[p] = true, ++done;
+        }
+      }
+    }
+    if (moved) {
+      idle = 0;
+      continue;
+    }
+    // Nothing ready: give the core away (8 ranks share 2 cores) and watch the deadline and the peers.
+    if (++idle % 1024 == 0) {
+      checkWaitInterrupted(ctx);
+      for (int p = 0; p < n; ++p)
+        if (p != r.rank()) sends[p]->checkPeer(), recvs[p]->checkPeer();
+    }
+    if (idle > 64)
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    else
+      std::this_thread::yield();
+  }
+  for (int p = 0; p < n; ++p)
+    if (p != r.rank()) sends[p]->drain(ctx);
+  // Nobody destroys a connection before everybody has received everything.
+  for (int p = 0; p < n; ++p)
+    if (p != r.rank()) r.notify(p);
+  for (int p = 0; p < n; ++p)
+    if (p != r.rank()) r.await(p);
+}
+
+// Abort from another thread ends a wait at once (receiving, then sending into a full FIFO).
+TEST_P(TransportTest, AbortUnblocksWaits) {
+  run(2, [](Rank& r) {
+    if (r.rank() == 1) {
+      auto send = r.connectTo(0, 2, 4096);
+      auto recv = r.listenFrom(0, 2, 4096);
+      r.await(0);  // stays silent until rank 0 is done
+      return;
+    }
+    auto recv = r.listenFrom(1, 2, 4096);
+    auto send = r.connectTo(1, 2, 4096);
+    for (int phase = 0; phase < 2; ++phase) {
+      std::atomic<uint32_t> abort{0};
+      auto ctx = waitFor(30000, &abort);
+      std::thread aborter([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        abort.store(1);
+      });
+      auto t0 = std::chrono::steady_clock::now();
+      std::string msg = expectError(Status::kInvalidUsage, [&] {
+        if (phase == 0) {
+          size_t n;
+          recv->peek(&n, ctx);
+        } else {
+          for (;;) {  // fill the FIFO (and, for sockets, the kernel buffers) until acquire waits
+            send->acquire(ctx);
+            send->post(4096);
+          }
+        }
+      });
+      aborter.join();
+      TCHECK(msg.find("aborted") != std::string::npos, msg);
+      TCHECK(elapsedMs(t0) < 2000, "abort took ", elapsedMs(t0), " ms");
+    }
+    r.notify(1);
+  });
+}
+
+// A peer that stops (SIGSTOP for processes; a silent thread) ends waits with chorusTimeout at the deadline.
+TEST_P(TransportTest, SilentPeerTimesOut) {
+  run(
+      2,
+      [](Rank& r) {
+        if (r.rank() == 1) {
+          auto send = r.connectTo(0, 2, 4096);
+          auto recv = r.listenFrom(0, 2, 4096);
+          r.notify(0);
+          if (r.processes()) raise(SIGSTOP);  // the harness kills it once rank 0 is done
+          r.await(0);
+          return;
+        }
+        auto recv = r.listenFrom(1, 2, 4096);
+        auto send = r.connectTo(1, 2, 4096);
+        r.await(1);
+        for (int phase = 0; phase < 2; ++phase) {
+          auto ctx = waitFor(300);
+          auto t0 = std::chrono::steady_clock::now();
+          std::string msg = expectError(Status::kTimeout, [&] {
+            if (phase == 0) {
+              size_t n;
+              recv->peek(&n, ctx);
+            } else {
+              for (;;) {
+                send->acquire(ctx);
+                send->post(4096);
+              }
+            }
+          });
+          uint64_t ms = elapsedMs(t0);
+          TCHECK(ms >= 250 && ms < 3000, "timeout after ", ms, " ms");
+        }
+        if (!r.processes()) r.notify(1);
+      },
+      SIGSTOP);
+}
+
+// 256 MiB one way, checked byte by byte.
+TEST_P(TransportTest, LargeMessage256MiB) {
+  run(2, [](Rank& r) { oneMessage(r, size_t(256) << 20, 99); });
+}
+
+const Setup kAll[] = {{Kind::kInproc, Mode::kThreads},
+                      {Kind::kShm, Mode::kThreads},
+                      {Kind::kShm, Mode::kProcesses},
+                      {Kind::kSocket, Mode::kThreads},
+                      {Kind::kSocket, Mode::kProcesses}};
+
+INSTANTIATE_TEST_SUITE_P(Transports, TransportTest, ::testing::ValuesIn(kAll),
+                         [](const ::testing::TestParamInfo<Setup>& i) { return setupName(i.param); });
+
+// ---- every pair of 8 ranks: threads in the default run, processes (slow on small machines) as Large ----
+
+class TransportAllPairsTest : public TransportTest {};
+
+TEST_P(TransportAllPairsTest, AllPairsOf8Threads) {
+  run(8, allPairs);
+}
+
+const Setup kThreads[] = {
+    {Kind::kInproc, Mode::kThreads}, {Kind::kShm, Mode::kThreads}, {Kind::kSocket, Mode::kThreads}};
+INSTANTIATE_TEST_SUITE_P(Transports, TransportAllPairsTest, ::testing::ValuesIn(kThreads),
+                         [](const ::testing::TestParamInfo<Setup>& i) { return setupName(i.param); });
+
+class TransportLargeTest : public TransportTest {};
+
+TEST_P(TransportLargeTest, LargeAllPairsOf8Processes) {
+  run(8, allPairs);
+}
+
+const Setup kProcesses[] = {{Kind::kShm, Mode::kProcesses}, {Kind::kSocket, Mode::kProcesses}};
+INSTANTIATE_TEST_SUITE_P(Transports, TransportLargeTest, ::testing::ValuesIn(kProcesses),
+                         [](const ::testing::TestParamInfo<Setup>& i) { return setupName(i.param); });
+
+// ---- a peer killed with SIGKILL: the survivor's wait fails with chorusRemoteError within seconds ----
+
+class TransportPeerDeathTest : public TransportTest {};
+
+TEST_P(TransportPeerDeathTest, ReceiverSeesSenderDie) {
+  run(
+      2,
+      [](Rank& r) {
+        auto ctx = waitFor(30000);
+        uint8_t byte = 42;
+        if (r.rank() == 1) {
+          auto send = r.connectTo(0, kSlots, 4096);
+          sendMessage(*send, &byte, 1, ctx);
+          send->drain(ctx);
+          raise(SIGKILL);
+        }
+        auto recv = r.listenFrom(1, kSlots, 4096);
+        recvMessage(*recv, &byte, 1, ctx);
+        auto t0 = std::chrono::steady_clock::now();
+        std::string msg = expectError(Status::kRemoteError, [&] {
+          size_t n;
+          recv->peek(&n, ctx);
+        });
+        TCHECK(elapsedMs(t0) < 3000, "took ", elapsedMs(t0), " ms: ", msg);
+        TCHECK(msg.find("rank 1 -> rank 0") != std::string::npos, msg);
+        fprintf(stderr, "rank 0 saw: %s\n", msg.c_str());
+      },
+      SIGKILL);
+}
+
+TEST_P(TransportPeerDeathTest, SenderSeesReceiverDie) {
+  run(
+      2,
+      [](Rank& r) {
+        auto ctx = waitFor(30000);
+        uint8_t byte = 42;
+        if (r.rank() == 1) {
+          auto recv = r.listenFrom(0, kSlots, 4096);
+          recvMessage(*recv, &byte, 1, ctx);  // the connection is up
+          raise(SIGKILL);
+        }
+        auto send = r.connectTo(1, kSlots, 4096);
+        sendMessage(*send, &byte, 1, ctx);
+        auto t0 = std::chrono::steady_clock::now();
+        std::string msg = expectError(Status::kRemoteError, [&] {
+          for (;;) {  // keep sending until the transport notices
+            send->acquire(ctx);
+            send->post(4096);
+          }
+        });
+        TCHECK(elapsedMs(t0) < 3000, "took ", elapsedMs(t0), " ms: ", msg);
+        TCHECK(msg.find("rank 0 -> rank 1") != std::string::npos, msg);
+        fprintf(stderr, "rank 0 saw: %s\n", msg.c_str());
+      },
+      SIGKILL);
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, TransportPeerDeathTest, ::testing::ValuesIn(kProcesses),
+                         [](const ::testing::TestParamInfo<Setup>& i) { return setupName(i.param); });
+
+}  // namespace
+}  // namespace chorus::transport::testing
