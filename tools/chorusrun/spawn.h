@@ -31,8 +31,9 @@ struct SpawnedRank {
 };
 
 // Forks the rank. The rank is killed (PR_SET_PDEATHSIG) when the thread that started it exits, so a job is
-// started from a thread that outlives it. A program that cannot be executed makes the child print "chorusrun: cannot run ..." on its
-// stderr and exit with 127 (not found) or 126, as a shell does. Throws chorus::Error when fork or pipe fails.
+// started from a thread that outlives it. A program that cannot be executed makes the child print "chorusrun: cannot
+// run ..." on its stderr and exit with 127 (not found) or 126, as a shell does. Throws chorus::Error when fork or pipe
+// fails.
 SpawnedRank spawnRank(const SpawnRequest& request);
 
 }  // namespace chorus::launcher
