@@ -61,6 +61,7 @@ struct CollArgs {
   int channel = 0;         // this channel, in [0, nChannels)
   int nChannels = 1;
   size_t chunkElems = 0;   // elements per pipeline step (per channel); > 0
+  size_t grainElems = 1;   // chunks are rounded up to a multiple of this (64 / sizeof(T)) where chunkElems allows
   const int* ring = nullptr;  // this channel's ring order: ring[i] is the rank at position i (nranks entries)
   int treeParent = -1;     // tree algorithms: this channel's tree parent rank (-1 at the root)
   int treeNChildren = 0;   // tree algorithms: number of children (0 at a leaf)

@@ -1,0 +1,232 @@
+// Schedule tests of the one-source algorithms: every rank's calls are recorded with StepRecorder and run
+// together symbolically over bounded FIFOs (algo_sim.h), for ring and tree variants, many rank counts,
+// roots, counts, chunk sizes, channel counts, FIFO depths, non-identity rings and double binary trees.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <numeric>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "collectives/step_recorder.h"
+#include "unit/algo_sim.h"
+
+namespace chorus::coll::sim {
+namespace {
+
+// Per channel: a shuffled ring, the reversed ring, and a shuffled ring rotated by one (none the identity
+// for nranks > 2).
+std::vector<std::vector<int>> testRings(int nranks, int nChannels) {
+  std::vector<std::vector<int>> rings;
+  std::mt19937 rng(static_cast<unsigned>(nranks) * 7919u + 1u);
+  for (int c = 0; c < nChannels; ++c) {
+    std::vector<int> ring(nranks);
+    std::iota(ring.begin(), ring.end(), 0);
+    if (c % 3 == 1) {
+      std::reverse(ring.begin(), ring.end());
+    } else {
+      std::shuffle(ring.begin(), ring.end(), rng);
+      if (c % 3 == 2) std::rotate(ring.begin(), ring.begin() + (nranks > 1 ? 1 : 0), ring.end());
+    }
+    rings.push_back(ring);
+  }
+  return rings;
+}
+
+// All-reduce: the two trees of a double binary tree, then a ternary tree over a shuffled order (three
+// children per node). Broadcast and reduce: trees rooted at the root, binary over a shuffled order,
+// ternary, and a chain.
+std::vector<Tree> testTrees(Coll coll, int nranks, int root, int nChannels) {
+  std::vector<Tree> trees;
+  std::mt19937 rng(static_cast<unsigned>(nranks) * 104729u + static_cast<unsigned>(root));
+  std::vector<Tree> dbt = doubleBinaryTree(nranks);
+  for (int c = 0; c < nChannels; ++c) {
+    std::vector<int> order;
+    order.push_back(coll == Coll::kAllReduce ? (c == 2 ? nranks / 2 : 0) : root);
+    for (int r = 0; r < nranks; ++r) {
+      if (r != order[0]) order.push_back(r);
+    }
+    if (coll == Coll::kAllReduce) {
+      if (c < 2) {
+        trees.push_back(dbt[c]);
+      } else {
+        std::shuffle(order.begin() + 1, order.end(), rng);
+        trees.push_back(heapTree(order, 3));
+      }
+    } else {
+      const int arity = c == 0 ? 2 : (c == 1 ? 3 : 1);
+      if (c == 0) std::shuffle(order.begin() + 1, order.end(), rng);
+      if (c == 2) std::reverse(order.begin() + 1, order.end());
+      trees.push_back(heapTree(order, arity));
+    }
+  }
+  return trees;
+}
+
+SimConfig makeConfig(Coll coll, Algo algo, int nranks, int root, size_t count, size_t chunk, size_t grain,
+                     int nChannels, size_t slots, bool inPlace) {
+  SimConfig cfg;
+  cfg.coll = coll;
+  cfg.algo = algo;
+  cfg.nranks = nranks;
+  cfg.root = root;
+  cfg.count = count;
+  cfg.chunkElems = chunk;
+  cfg.grainElems = grain;
+  cfg.nChannels = nChannels;
+  cfg.slots = slots;
+  cfg.inPlace = inPlace;
+  if (algo == Algo::kRing) {
+    cfg.rings = testRings(nranks, nChannels);
+  } else {
+    cfg.trees = testTrees(coll, nranks, root, nChannels);
+  }
+  return cfg;
+}
+
+bool ringNeedsTwoSlots(Coll coll, Algo algo, int nranks) {
+  // Every rank of a ring all-reduce, all-gather or reduce-scatter sends first; with one slot per edge every
+  // edge is then full and every rank's next call needs both a message and room: see RingWithOneSlotDeadlocks.
+  // (With two ranks the all-gather and reduce-scatter have no call that both receives and sends.)
+  if (algo != Algo::kRing) return false;
+  if (coll == Coll::kAllReduce) return nranks > 1;
+  return (coll == Coll::kAllGather || coll == Coll::kReduceScatter) && nranks > 2;
+}
+
+struct ChunkCase {
+  size_t chunk;
+  size_t grain;
+};
+
+using Param = std::tuple<Coll, Algo, int>;
+
+class AlgoScheduleTest : public ::testing::TestWithParam<Param> {};
+
+TEST_P(AlgoScheduleTest, CompletesWithExactResults) {
+  const auto [coll, algo, nranks] = GetParam();
+  const bool blockwise = coll == Coll::kAllGather || coll == Coll::kReduceScatter;
+  std::vector<size_t> counts = {0, 1, 7, 1021};
+  if (!blockwise) {
+    counts.push_back(65537);
+  } else if (nranks <= 8) {
+    counts.push_back(4099);
+  }
+  const std::vector<ChunkCase> chunks = {{1, 1}, {3, 1}, {64, 16}, {1000, 16}, {4096, 16}};
+  std::vector<int> roots = {0};
+  if (coll == Coll::kBroadcast || coll == Coll::kReduce) {
+    roots = {0, nranks - 1, nranks / 2};
+    std::sort(roots.begin(), roots.end());
+    roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
+  }
+  const size_t minSlots = ringNeedsTwoSlots(coll, algo, nranks) ? 2 : 1;
+  int runs = 0;
+  for (int root : roots) {
+    for (size_t count : counts) {
+      for (const ChunkCase& cc : chunks) {
+        if (count == 0 && cc.chunk != 64) continue;
+        if (count > 4096 && cc.chunk < 1000) continue;  // keeps the test fast; small chunks run on small counts
+        for (int nChannels = 1; nChannels <= 3; ++nChannels) {
+          for (size_t slots : {size_t{1}, size_t{2}, size_t{8}}) {
+            if (slots < minSlots) continue;
+            for (bool inPlace : {false, true}) {
+              if (inPlace && slots != 2) continue;
+              SimConfig cfg =
+                  makeConfig(coll, algo, nranks, root, count, cc.chunk, cc.grain, nChannels, slots, inPlace);
+              SimResult res = simulate(cfg);
+              ASSERT_TRUE(res.ok) << res.report;
+              if (count == 0) {
+                EXPECT_EQ(res.steps, 0u) << describe(cfg);
+              }
+              ++runs;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(runs, 0);
+}
+
+std::string paramName(const ::testing::TestParamInfo<Param>& info) {
+  return std::string(algoName(std::get<1>(info.param))) + collName(std::get<0>(info.param)) + "_n" +
+         std::to_string(std::get<2>(info.param));
+}
+
+const int kRankCounts[] = {1, 2, 3, 4, 5, 7, 8, 13, 16};
+
+INSTANTIATE_TEST_SUITE_P(Ring, AlgoScheduleTest,
+                         ::testing::Combine(::testing::Values(Coll::kAllReduce, Coll::kAllGather, Coll::kReduceScatter,
+                                                              Coll::kBroadcast, Coll::kReduce),
+                                            ::testing::Values(Algo::kRing), ::testing::ValuesIn(kRankCounts)),
+                         paramName);
+
+INSTANTIATE_TEST_SUITE_P(Tree, AlgoScheduleTest,
+                         ::testing::Combine(::testing::Values(Coll::kAllReduce, Coll::kBroadcast, Coll::kReduce),
+                                            ::testing::Values(Algo::kTree), ::testing::ValuesIn(kRankCounts)),
+                         paramName);
+
+// The ring all-reduce, all-gather and reduce-scatter need two slots per edge (NCCL has NCCL_STEPS = 8):
+// with one, all ranks send first, every edge is full, and each rank's next call waits both for a message
+// (there is one) and for room (there is none). The simulator must find and name that cycle.
+TEST(AlgoSchedule, RingWithOneSlotDeadlocks) {
+  for (Coll coll : {Coll::kAllReduce, Coll::kAllGather, Coll::kReduceScatter}) {
+    for (int nranks : {2, 3, 5}) {
+      if (!ringNeedsTwoSlots(coll, Algo::kRing, nranks)) continue;
+      SimConfig cfg = makeConfig(coll, Algo::kRing, nranks, 0, 100, 8, 1, 1, 1, false);
+      SimResult res = simulate(cfg);
+      EXPECT_FALSE(res.ok) << describe(cfg);
+      EXPECT_NE(res.report.find("wait cycle"), std::string::npos) << res.report;
+      EXPECT_NE(res.report.find("stuck: "), std::string::npos) << res.report;
+    }
+  }
+}
+
+// The ring all-reduce's call sequence per loop is NCCL's runRing: send, n-2 recvReduceSend,
+// recvReduceCopySend, n-2 recvCopySend, recv; one loop when the count fits.
+TEST(AlgoSchedule, RingAllReduceCallSequence) {
+  const int nranks = 5;
+  SimConfig cfg = makeConfig(Coll::kAllReduce, Algo::kRing, nranks, 0, 5 * 16, 16, 1, 1, 2, false);
+  std::vector<Step> steps = recordSchedule(cfg, 0, 3);
+  std::vector<StepKind> want = {StepKind::kSend};
+  for (int j = 0; j < nranks - 2; ++j) want.push_back(StepKind::kRecvReduceSend);
+  want.push_back(StepKind::kRecvReduceCopySend);
+  for (int j = 0; j < nranks - 2; ++j) want.push_back(StepKind::kRecvCopySend);
+  want.push_back(StepKind::kRecv);
+  ASSERT_EQ(steps.size(), want.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    EXPECT_EQ(steps[i].kind, want[i]) << i;
+    EXPECT_EQ(steps[i].n, 16u);
+  }
+  // The postOp is applied exactly once, where the sum is complete; the own block is rank 3's.
+  EXPECT_TRUE(steps[nranks - 1].postOp);
+  EXPECT_EQ(steps[nranks - 1].outOff, 3u * 16u);
+}
+
+// One rank: a localCopy per chunk, post-divided for the reductions and not for the copies.
+TEST(AlgoSchedule, OneRankIsALocalCopy) {
+  for (Coll coll : {Coll::kAllReduce, Coll::kAllGather, Coll::kReduceScatter, Coll::kBroadcast, Coll::kReduce}) {
+    SimConfig cfg = makeConfig(coll, Algo::kRing, 1, 0, 10, 4, 1, 1, 1, false);
+    std::vector<Step> steps = recordSchedule(cfg, 0, 0);
+    ASSERT_EQ(steps.size(), 3u) << collName(coll);
+    for (const Step& s : steps) {
+      EXPECT_EQ(s.kind, StepKind::kLocalCopy);
+      EXPECT_EQ(s.inOff, s.outOff);
+      EXPECT_EQ(s.postOp, coll != Coll::kAllGather && coll != Coll::kBroadcast) << collName(coll);
+    }
+  }
+}
+
+// A schedule bug must be caught: a root that believes it has a child which sends elsewhere waits forever.
+TEST(AlgoSchedule, DetectsAnInconsistentTree) {
+  SimConfig cfg = makeConfig(Coll::kAllReduce, Algo::kTree, 4, 0, 64, 8, 1, 1, 2, false);
+  cfg.trees[0].children[0].push_back(3);  // rank 3's parent is still rank 1
+  SimResult res = simulate(cfg);
+  EXPECT_FALSE(res.ok);
+  EXPECT_NE(res.report.find("stuck: channel 0 rank 0"), std::string::npos) << res.report;
+}
+
+}  // namespace
+}  // namespace chorus::coll::sim
