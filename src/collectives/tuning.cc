@@ -90,7 +90,7 @@ double predictUs(const CollOp& op, Algo algo, const TuningContext& t) {
 }
 
 void tune(CollOp& op, const TuningContext& t) {
-  static const std::string spec = param::Algo();
+  const std::string spec = param::Algo();  // re-read: reload() makes new communicators see changes
   Algo forced;
   if (!spec.empty() && forcedAlgo(spec, op.type, &forced)) {
     op.algo = forced;
@@ -110,7 +110,7 @@ void tune(CollOp& op, const TuningContext& t) {
   ch = std::max(ch, t.minChannels);
   if (op.algo == Algo::kTree) ch = std::min(std::max(ch, 2), std::max(t.maxChannels, 1));  // both trees
   op.nChannels = std::clamp(ch, 1, std::max(t.maxChannels, 1));
-  static const int64_t forcedChunk = param::ChunkSize();
+  const int64_t forcedChunk = param::ChunkSize();
   // Four slots per chunk keep two chunks in flight in the eight-slot FIFOs, as NCCL's chunkSteps 4 of 8.
   op.chunkBytes = forcedChunk > 0 ? static_cast<size_t>(forcedChunk) : std::max<size_t>(t.slotBytes * 4, 4096);
   CHORUS_LOG_INFO(kTuning, collName(op.type), ": ", bytes, " bytes, ", t.nranks, " ranks on ", t.nHosts,

@@ -37,6 +37,7 @@ void destroyComm(Comm* c) {
   chorus::core::unregisterComm(c);
   try {
     c->waitIdle(c->waitContext("destroying the communicator"));
+    if (!c->aborted()) c->drainSends(c->waitContext("flushing sends before destroying the communicator"));
   } catch (const chorus::Error&) {
     c->abort();  // work still pending at the deadline: stop it before freeing what it uses
     chorus::WaitContext ctx;
@@ -245,6 +246,7 @@ chorusResult_t chorusCommFinalize(chorusComm_t comm) {
     c->joinInitThread();
     CHORUS_CHECK_USAGE(c->initResult() == Status::kSuccess, "the communicator was not created successfully");
     c->waitIdle(c->waitContext("chorusCommFinalize waiting for pending work"));
+    c->drainSends(c->waitContext("chorusCommFinalize flushing sends"));
     if (c->asyncError() != Status::kSuccess) return chorus::core::toResult(c->asyncError());
     return chorusSuccess;
   });

@@ -180,6 +180,11 @@ Worker& Comm::worker() {
 
 void Comm::abort() { abort_.store(1); }
 
+void Comm::drainSends(const WaitContext& ctx) {
+  std::lock_guard<std::mutex> lock(connMu_);
+  for (auto& [key, conn] : sends_) conn->drain(ctx);
+}
+
 void Comm::recordAsyncError(Status s, const std::string& msg) {
   int expected = 0;
   asyncError_.compare_exchange_strong(expected, static_cast<int>(s));

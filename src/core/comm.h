@@ -65,6 +65,10 @@ class Comm : public coll::ConnectionProvider {
   // Bytes per FIFO slot of every connection (CHORUS_BUFFSIZE / 8 slots).
   size_t slotBytes() const;
 
+  // Waits until every sent slot has left this rank (the socket proxy wrote it, or the peer consumed it), so
+  // that destroying the connections loses nothing a peer still expects.
+  void drainSends(const WaitContext& ctx);
+
   // Abort: every waiter on this comm gives up.
   void abort();
   bool aborted() const { return abort_.load() != 0; }

@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "base/params.h"
 #include "core/api_guard.h"
 #include "core/comm_registry.h"
 
@@ -27,6 +28,8 @@ void finishSetUp(Comm* comm, std::unique_ptr<bootstrap::Bootstrap> b) {
 }  // namespace
 
 Comm* initRank(const bootstrap::UniqueId& id, int nranks, int rank, const CommOptions& options) {
+  // Each new communicator sees the environment as it is now (tests and tools change it between creations).
+  param::reload();
   auto comm = std::make_unique<Comm>(rank, nranks, options);
   if (options.blocking) {
     LogRankScope logRank(rank);

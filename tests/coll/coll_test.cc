@@ -72,6 +72,15 @@ TEST_P(CollProcsFull, Full) { runProcesses(GetParam(), 1, true); }
 INSTANTIATE_TEST_SUITE_P(Ranks, CollProcsFull, ::testing::Values(2, 3, 5, 8));
 
 TEST(CollSimHosts, Quick) { runProcesses(4, 2, false); }
+
+// Every algorithm on every collective it implements, whatever the tuning would pick.
+class CollForcedAlgo : public ::testing::TestWithParam<const char*> {};
+TEST_P(CollForcedAlgo, Quick) {
+  setenv("CHORUS_ALGO", GetParam(), 1);
+  runThreads(5, quickSweep());
+  unsetenv("CHORUS_ALGO");
+}
+INSTANTIATE_TEST_SUITE_P(Algos, CollForcedAlgo, ::testing::Values("ring", "tree", "allreduce:tree;ring"));
 TEST(CollSimHostsFull, Full) { runProcesses(5, 2, true); }
 
 }  // namespace

@@ -192,7 +192,8 @@ class BootstrapImpl : public Bootstrap {
 }  // namespace
 
 std::unique_ptr<Bootstrap> Bootstrap::init(const UniqueId& id, int rank, int nranks, const WaitContext& ctx) {
-  CHORUS_CHECK_ARG(nranks >= 1, "nranks must be at least 1, got ", nranks);
+  CHORUS_CHECK_ARG(nranks >= 1 && static_cast<uint64_t>(nranks) <= kMaxRanks, "nranks must be in 1..", kMaxRanks,
+                   ", got ", nranks);
   CHORUS_CHECK_ARG(rank >= 0 && rank < nranks, "rank ", rank, " is out of range for nranks=", nranks);
   CHORUS_CHECK_ARG(id.root.valid(), "commId: the unique id has no root address");
   Endpoint& ep = Endpoint::get();

@@ -64,8 +64,16 @@ EndpointLimits Endpoint::limits() {
 
 Endpoint& Endpoint::get() {
   // Never destroyed: the service thread serves until the process exits, and ranks of communicators that are
-  // still alive during static destruction must not find their endpoint gone.
-  static Endpoint* ep = new Endpoint();
+  // still alive during static destruction must not find their endpoint gone. A forked child inherits the
+  // parent's endpoint without its service thread, so it starts its own (the parent's copy is abandoned).
+  static std::mutex mu;
+  static Endpoint* ep = nullptr;
+  static pid_t owner = 0;
+  std::lock_guard<std::mutex> lock(mu);
+  if (ep == nullptr || owner != getpid()) {
+    ep = new Endpoint();
+    owner = getpid();
+  }
   return *ep;
 }
 
@@ -76,8 +84,7 @@ Endpoint::Endpoint() {
   address_ = listener.localAddress();
   listeners_.push_back(std::move(listener));
   wakeFd_ = CHORUS_CHECK_SYS(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), "creating the bootstrap wake-up fd");
-  CHORUS_LOG_INFO(kBootstrap, "bootstrap endpoint listening on ", address_.toString(), " (interface ", iface.name,
-                  ")");
+  CHORUS_LOG_INFO(kBootstrap, "bootstrap endpoint listening on ", address_.toString(), " (interface ", iface.name, ")");
   thread_ = std::thread([this] { run(); });
   thread_.detach();
 }
@@ -277,13 +284,12 @@ void Endpoint::acceptAll(Socket& listener) {
     uint64_t now = nowNs();
     c->handshakeDeadlineNs = now + static_cast<uint64_t>(lim.handshakeMs) * 1000000ull;
     c->lastProgressNs = now;
-    c->handshake = std::make_unique<ServerHandshake>(
-        [this](uint64_t h) { return secretFor(h); },
-        [] {
-          Nonce n{};
-          randomBytes(n.data(), n.size());
-          return n;
-        }());
+    c->handshake = std::make_unique<ServerHandshake>([this](uint64_t h) { return secretFor(h); },
+                                                     [] {
+                                                       Nonce n{};
+                                                       randomBytes(n.data(), n.size());
+                                                       return n;
+                                                     }());
     conns_.push_back(std::move(c));
     // Bound what unauthenticated peers can hold: evict the oldest of them (it had the longest time).
     int unauth = 0;
@@ -416,8 +422,8 @@ void Endpoint::processLost() {
         bool wasFailed = it->second.failed();
         it->second.lost(id);
         if (!wasFailed && it->second.failed()) {
-          CHORUS_LOG_WARN(kBootstrap, "bootstrap root ", hashHex(authHash), ": rendezvous failed: ",
-                          it->second.error());
+          CHORUS_LOG_WARN(kBootstrap, "bootstrap root ", hashHex(authHash),
+                          ": rendezvous failed: ", it->second.error());
           std::vector<int> ids;
           for (auto& m : it->second.members()) ids.push_back(m.first);
           auto r = rootReplies(it->second, ids, FrameType::kError, authHash);
@@ -440,9 +446,9 @@ void Endpoint::handleRegister(Conn& c, const Frame& f) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = roots_.find(c.authHash);
     if (it == roots_.end()) {
-      auto payload = encodeErrorPayload(Status::kInvalidUsage,
-                                        "no rendezvous is waiting for this id at " + address_.toString() +
-                                            " (it completed already or the id is stale)");
+      auto payload =
+          encodeErrorPayload(Status::kInvalidUsage, "no rendezvous is waiting for this id at " + address_.toString() +
+                                                        " (it completed already or the id is stale)");
       FrameHeader h;
       h.type = FrameType::kError;
       h.commHash = c.authHash;
@@ -480,68 +486,86 @@ void Endpoint::handleRegister(Conn& c, const Frame& f) {
 void Endpoint::run() {
   std::vector<pollfd> fds;
   for (;;) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (auto& l : newListeners_) listeners_.push_back(std::move(l));
-      newListeners_.clear();
-      for (auto& w : newWatches_) {
-        auto c = std::make_unique<Conn>();
-        c->id = nextConnId_++;
-        c->out = w;
-        c->fd = w->sock.fd();
-        c->authed = true;
-        c->peer = w->peer;
-        c->label = w->peer.endpoint;
-        conns_.push_back(std::move(c));
-      }
-      newWatches_.clear();
+    // Last resort: the per-connection handlers catch their own failures; nothing may end this thread.
+    try {
+      serveOnce(fds);
+    } catch (const std::exception& e) {
+      CHORUS_LOG_WARN(kBootstrap, "bootstrap: service thread error: ", e.what());
     }
-    fds.clear();
-    fds.push_back(pollfd{wakeFd_, POLLIN, 0});
-    for (auto& l : listeners_) fds.push_back(pollfd{l.fd(), POLLIN, 0});
-    size_t firstConn = fds.size();
-    for (auto& c : conns_) {
-      short ev = POLLIN | POLLRDHUP;
-      if (c->outOff < c->outBuf.size()) ev |= POLLOUT;
-      fds.push_back(pollfd{c->fd, ev, 0});
+  }
+}
+
+void Endpoint::serveOnce(std::vector<pollfd>& fds) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& l : newListeners_) listeners_.push_back(std::move(l));
+    newListeners_.clear();
+    for (auto& w : newWatches_) {
+      auto c = std::make_unique<Conn>();
+      c->id = nextConnId_++;
+      c->out = w;
+      c->fd = w->sock.fd();
+      c->authed = true;
+      c->peer = w->peer;
+      c->label = w->peer.endpoint;
+      conns_.push_back(std::move(c));
     }
-    int n = ::poll(fds.data(), fds.size(), kPollMs);
-    if (n < 0 && errno != EINTR) {
-      CHORUS_LOG_WARN(kBootstrap, "bootstrap: poll failed: ", strerror(errno));
-      continue;
-    }
-    if (fds[0].revents & POLLIN) {
-      uint64_t v;
-      ssize_t rc = ::read(wakeFd_, &v, sizeof(v));
-      (void)rc;
-    }
-    // Serve the connections that existed when poll() was called; new ones join the next round.
-    size_t nconns = conns_.size();
-    for (size_t i = 0; i < nconns; ++i) {
-      Conn& c = *conns_[i];
-      short re = fds[firstConn + i].revents;
-      if (c.dead || re == 0) continue;
+    newWatches_.clear();
+  }
+  fds.clear();
+  fds.push_back(pollfd{wakeFd_, POLLIN, 0});
+  for (auto& l : listeners_) fds.push_back(pollfd{l.fd(), POLLIN, 0});
+  size_t firstConn = fds.size();
+  for (auto& c : conns_) {
+    short ev = POLLIN | POLLRDHUP;
+    if (c->outOff < c->outBuf.size()) ev |= POLLOUT;
+    fds.push_back(pollfd{c->fd, ev, 0});
+  }
+  int n = ::poll(fds.data(), fds.size(), kPollMs);
+  if (n < 0) {
+    if (errno != EINTR) CHORUS_LOG_WARN(kBootstrap, "bootstrap: poll failed: ", strerror(errno));
+    return;
+  }
+  if (fds[0].revents & POLLIN) {
+    uint64_t v;
+    ssize_t rc = ::read(wakeFd_, &v, sizeof(v));
+    (void)rc;
+  }
+  // Serve the connections that existed when poll() was called; new ones join the next round.
+  // Nothing may escape this thread: a failure while serving one connection drops that connection only.
+  size_t nconns = conns_.size();
+  for (size_t i = 0; i < nconns; ++i) {
+    Conn& c = *conns_[i];
+    short re = fds[firstConn + i].revents;
+    if (c.dead || re == 0) continue;
+    try {
       if (re & POLLOUT) flush(c);
       if (re & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) readConn(c);
+    } catch (const std::exception& e) {
+      drop(c, std::string("internal error: ") + e.what());
     }
-    for (size_t i = 0; i < listeners_.size(); ++i) {
-      if (fds[1 + i].revents & POLLIN) acceptAll(listeners_[i]);
-    }
-    processLost();
-    // Time limits: a handshake must finish in handshakeMs; a frame may not stall mid-way for stallMs.
-    uint64_t now = nowNs();
-    uint64_t stallNs = static_cast<uint64_t>(limits().stallMs) * 1000000ull;
-    for (auto& c : conns_) {
-      if (c->dead || c->out) continue;
-      if (!c->authed && now > c->handshakeDeadlineNs) {
-        drop(*c, "handshake not completed in time");
-      } else if (c->authed && c->parser.midFrame() && now - c->lastProgressNs > stallNs) {
-        drop(*c, "frame stalled mid-way");
-      }
-    }
-    processLost();
-    conns_.erase(std::remove_if(conns_.begin(), conns_.end(), [](const auto& c) { return c->dead; }), conns_.end());
   }
+  for (size_t i = 0; i < listeners_.size(); ++i) {
+    try {
+      if (fds[1 + i].revents & POLLIN) acceptAll(listeners_[i]);
+    } catch (const std::exception& e) {
+      CHORUS_LOG_WARN(kBootstrap, "bootstrap: accepting a connection failed: ", e.what());
+    }
+  }
+  processLost();
+  // Time limits: a handshake must finish in handshakeMs; a frame may not stall mid-way for stallMs.
+  uint64_t now = nowNs();
+  uint64_t stallNs = static_cast<uint64_t>(limits().stallMs) * 1000000ull;
+  for (auto& c : conns_) {
+    if (c->dead || c->out) continue;
+    if (!c->authed && now > c->handshakeDeadlineNs) {
+      drop(*c, "handshake not completed in time");
+    } else if (c->authed && c->parser.midFrame() && now - c->lastProgressNs > stallNs) {
+      drop(*c, "frame stalled mid-way");
+    }
+  }
+  processLost();
+  conns_.erase(std::remove_if(conns_.begin(), conns_.end(), [](const auto& c) { return c->dead; }), conns_.end());
 }
 
 }  // namespace chorus::bootstrap

@@ -8,6 +8,8 @@
 // watches them for EOF, which is how a dead peer becomes an error within moments.
 #pragma once
 
+#include <poll.h>
+
 #include <atomic>
 #include <map>
 #include <memory>
@@ -75,15 +77,15 @@ class Endpoint {
   struct Conn;
   Endpoint();
   void run();
+  void serveOnce(std::vector<pollfd>& fds);  // one poll() round
   void wake();
   void acceptAll(Socket& listener);
   void readConn(Conn& c);
   void handleFrame(Conn& c, Frame f);
   void handleRegister(Conn& c, const Frame& f);
   // Frames (connection id, bytes) answering a root's members; built under mu_, sent after releasing it.
-  std::vector<std::pair<int, std::vector<uint8_t>>> rootReplies(const RendezvousRoot& root,
-                                                                const std::vector<int>& ids, FrameType type,
-                                                                uint64_t authHash);
+  std::vector<std::pair<int, std::vector<uint8_t>>> rootReplies(const RendezvousRoot& root, const std::vector<int>& ids,
+                                                                FrameType type, uint64_t authHash);
   void sendReplies(std::vector<std::pair<int, std::vector<uint8_t>>> replies);
   void processLost();
   void queue(Conn& c, std::vector<uint8_t> bytes);

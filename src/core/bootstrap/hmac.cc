@@ -17,8 +17,7 @@ namespace {
 std::array<uint8_t, SHA256_DIGEST_LENGTH> sha256(const std::vector<uint8_t>& data) {
   std::array<uint8_t, SHA256_DIGEST_LENGTH> out{};
   unsigned int len = 0;
-  CHORUS_ENFORCE(EVP_Digest(data.data(), data.size(), out.data(), &len, EVP_sha256(), nullptr) == 1,
-                 "SHA-256 failed");
+  CHORUS_ENFORCE(EVP_Digest(data.data(), data.size(), out.data(), &len, EVP_sha256(), nullptr) == 1, "SHA-256 failed");
   return out;
 }
 

@@ -17,10 +17,12 @@ RendezvousRoot::Result RendezvousRoot::add(int conn, const Registration& r) {
   // The connection joins the member list even on failure so that it receives the error reply.
   members_.emplace_back(conn, r.rank);
   if (failed_) return Result::kFailed;
-  if (r.nranks <= 0) return fail(Status::kInvalidArgument, detail::concat("rank ", r.rank, " passed nranks=", r.nranks));
+  if (r.nranks <= 0 || static_cast<uint64_t>(r.nranks) > kMaxRanks) {
+    return fail(Status::kInvalidArgument,
+                detail::concat("rank ", r.rank, " passed nranks=", r.nranks, " (must be 1..", kMaxRanks, ")"));
+  }
   if (nranks_ < 0) {
     nranks_ = r.nranks;
-    table_.assign(static_cast<size_t>(nranks_), SocketAddress());
   } else if (r.nranks != nranks_) {
     return fail(Status::kInvalidArgument, detail::concat("ranks disagree on nranks: rank ", r.rank, " passed nranks=",
                                                          r.nranks, " but an earlier rank passed nranks=", nranks_));
@@ -28,14 +30,14 @@ RendezvousRoot::Result RendezvousRoot::add(int conn, const Registration& r) {
   if (r.rank < 0 || r.rank >= nranks_) {
     return fail(Status::kInvalidArgument, detail::concat("rank ", r.rank, " is out of range for nranks=", nranks_));
   }
-  SocketAddress& slot = table_[static_cast<size_t>(r.rank)];
-  if (slot.valid()) {
+  auto [it, inserted] = slots_.try_emplace(r.rank, r.endpoint);
+  if (!inserted) {
     return fail(Status::kInvalidArgument, detail::concat("two processes claim rank ", r.rank, " (endpoints ",
-                                                         slot.toString(), " and ", r.endpoint.toString(), ")"));
+                                                         it->second.toString(), " and ", r.endpoint.toString(), ")"));
   }
-  slot = r.endpoint;
-  ++joined_;
-  return joined_ == nranks_ ? Result::kComplete : Result::kWaiting;
+  if (static_cast<int>(slots_.size()) < nranks_) return Result::kWaiting;
+  for (auto& [rank, addr] : slots_) table_.push_back(addr);
+  return Result::kComplete;
 }
 
 RendezvousRoot::Result RendezvousRoot::lost(int conn) {

@@ -3,6 +3,7 @@
 // The endpoint's service thread drives it and does the I/O (endpoint.cc).
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,7 +36,9 @@ class RendezvousRoot {
   Result fail(Status s, std::string msg);
 
   int nranks_ = -1;
-  int joined_ = 0;
+  // Registered endpoints by rank. A map, not a vector of nranks: nranks is what a peer claims, and memory
+  // must grow with the registrations that really arrive.
+  std::map<int, SocketAddress> slots_;
   std::vector<SocketAddress> table_;
   std::vector<std::pair<int, int>> members_;
   bool failed_ = false;

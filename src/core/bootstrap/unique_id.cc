@@ -58,7 +58,8 @@ Secret secretFromHex(const std::string& hex) {
   };
   CHORUS_CHECK_ARG(hex.size() % 2 == 0, "CHORUS_SECRET must have an even number of hex digits, got ", hex.size());
   std::string bytes;
-  for (size_t i = 0; i < hex.size(); i += 2) bytes.push_back(static_cast<char>(nibble(hex[i]) * 16 + nibble(hex[i + 1])));
+  for (size_t i = 0; i < hex.size(); i += 2)
+    bytes.push_back(static_cast<char>(nibble(hex[i]) * 16 + nibble(hex[i + 1])));
   if (bytes.size() == kSecretBytes) {
     Secret s{};
     memcpy(s.data(), bytes.data(), s.size());

@@ -39,6 +39,8 @@ constexpr size_t kAddressBytes = 20;
 constexpr uint64_t kMaxHandshakePayload = 256;
 constexpr uint64_t kMaxDataPayload = 64ull << 20;
 constexpr size_t kMaxErrorText = 4096;
+// The rendezvous table travels in one frame.
+constexpr uint64_t kMaxRanks = kMaxDataPayload / kAddressBytes;
 
 enum class FrameType : uint8_t {
   kHello = 1,
