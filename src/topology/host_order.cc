@@ -67,25 +67,28 @@ std::vector<std::vector<int>> searchHostRings(const std::vector<RankPlace>& rank
 }
 
 TreePair searchHostTrees(const std::vector<RankPlace>& ranks) {
-  const int n = static_cast<int>(ranks.size());
-  TreePair trees;
-  for (int t = 0; t < 2; ++t) {
-    trees.parent[t].assign(n, -1);
-    trees.children[t].assign(n, {});
-  }
-  if (n == 0) return trees;
   std::vector<std::vector<int>> hosts;
   for (const auto& host : groupRanks(ranks)) {
     hosts.emplace_back();
     for (const auto& numa : host) hosts.back().insert(hosts.back().end(), numa.begin(), numa.end());
   }
+  return treesFromHostGroups(hosts, static_cast<int>(ranks.size()));
+}
+
+TreePair treesFromHostGroups(const std::vector<std::vector<int>>& hosts, int n) {
+  TreePair trees;
+  for (int t = 0; t < 2; ++t) {
+    trees.parent[t].assign(n, -1);
+    trees.children[t].assign(n, {});
+  }
+  if (n == 0 || hosts.empty()) return trees;
   const int nHosts = static_cast<int>(hosts.size());
   auto link = [&](int t, int child, int parent) {
     trees.parent[t][child] = parent;
     trees.children[t][parent].push_back(child);
   };
   for (int t = 0; t < 2; ++t) {
-    // Inside each host: the double binary tree over the host's ranks in ring order.
+    // Inside each host: the double binary tree over the host's ranks in the given order.
     for (const auto& local : hosts) {
       const int k = static_cast<int>(local.size());
       for (int p = 0; p < k; ++p) {

@@ -40,6 +40,10 @@ struct TreePair {
 // boundary (hosts - 1 in all).
 TreePair searchHostTrees(const std::vector<RankPlace>& ranks);
 
+// The same construction over explicit groups: hosts[h] lists host h's ranks in the order the local trees
+// follow (the GPU search passes its ring order). n is the number of ranks (all of 0..n-1 appear once).
+TreePair treesFromHostGroups(const std::vector<std::vector<int>>& hosts, int n);
+
 // Ranks in ring order, grouped by host then NUMA node (the order both searches start from). Exposed for tests
 // and for chorus-topo.
 std::vector<int> hostOrder(const std::vector<RankPlace>& ranks);

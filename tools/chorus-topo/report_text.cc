@@ -1,0 +1,124 @@
+#include <cstdio>
+#include <iomanip>
+#include <set>
+#include <sstream>
+
+#include "report.h"
+#include "topology/host_order.h"
+
+namespace chorus::tools {
+
+using topology::Graph;
+using topology::LinkType;
+using topology::NodeType;
+
+std::string gbs(double bw) {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(1);
+  os << bw << " GB/s";
+  return os.str();
+}
+
+int gpuLabel(const Report& r, int position) {
+  if (r.system.graph.hostHashes().size() > 1) return position;
+  return r.system.graph.node(r.result.gpus[position]).index;
+}
+
+namespace {
+
+// Prints the node and, below it, every node it links to that has not been printed yet (the PCI tree hangs from
+// the CPUs this way); links to nodes already printed are shown as references.
+void printNode(const Graph& g, int node, int parentNode, LinkType via, double bw, int depth, std::set<int>& seen,
+               std::ostream& os) {
+  std::string indent(2 * depth, ' ');
+  os << indent << g.label(node);
+  const auto& n = g.node(node);
+  if (n.type == NodeType::kGpu) os << " sm" << n.sm;
+  if (parentNode >= 0) os << "  [" << topology::linkTypeName(via) << " " << gbs(bw) << "]";
+  if (n.type == NodeType::kCpu && !n.name.empty()) os << "  " << n.name;
+  os << "\n";
+  seen.insert(node);
+  for (const auto& l : n.links) {
+    if (l.to == parentNode) continue;
+    if (seen.count(l.to)) {
+      if (l.type != LinkType::kSys)
+        os << indent << "  -> " << g.label(l.to) << "  [" << topology::linkTypeName(l.type) << " " << gbs(l.bw)
+           << "]\n";
+      continue;
+    }
+    if (g.node(l.to).type == NodeType::kCpu) continue;
+    printNode(g, l.to, node, l.type, l.bw, depth + 1, seen, os);
+  }
+}
+
+}  // namespace
+
+void printText(const Report& r, std::ostream& os) {
+  const Graph& g = r.system.graph;
+  const auto& res = r.result;
+  os << "Topology (" << r.system.source << "): " << g.hostHashes().size() << " host(s), "
+     << g.ofType(NodeType::kCpu).size() << " NUMA node(s), " << res.gpus.size() << " GPU(s), "
+     << g.ofType(NodeType::kNet).size() << " NIC port(s)\n\n";
+  std::set<int> seen;
+  for (int cpu : g.ofType(NodeType::kCpu)) printNode(g, cpu, -1, LinkType::kLoc, 0, 0, seen, os);
+  for (int cpu : g.ofType(NodeType::kCpu))
+    for (const auto& l : g.node(cpu).links)
+      if (l.type == LinkType::kSys) os << g.label(cpu) << " -> " << g.label(l.to) << "  [SYS " << gbs(l.bw) << "]\n";
+  for (int i = 0; i < g.size(); ++i)
+    if (!seen.count(i)) printNode(g, i, -1, LinkType::kLoc, 0, 0, seen, os);
+
+  if (!res.gpus.empty()) {
+    // Path types between GPUs and from GPUs to NICs, as nvidia-smi topo -m prints them.
+    auto nets = g.ofType(NodeType::kNet);
+    os << "\nPaths (" << (g.hostHashes().size() > 1 ? "rank" : "dev") << ")\n       ";
+    for (size_t b = 0; b < res.gpus.size(); ++b) os << std::setw(6) << ("GPU" + std::to_string(gpuLabel(r, b)));
+    for (int n : nets) os << std::setw(6) << ("NIC" + std::to_string(g.node(n).index));
+    os << "  NUMA\n";
+    for (size_t a = 0; a < res.gpus.size(); ++a) {
+      os << std::setw(7) << std::left << ("GPU" + std::to_string(gpuLabel(r, a))) << std::right;
+      for (int b : res.gpus) os << std::setw(6) << topology::pathTypeName(r.paths.get(res.gpus[a], b).type);
+      for (int n : nets) os << std::setw(6) << topology::pathTypeName(r.paths.get(res.gpus[a], n).type);
+      int cpu = g.localCpu(res.gpus[a]);
+      os << "  " << (cpu >= 0 ? std::to_string(g.node(cpu).index) : "-") << "\n";
+    }
+    os << "\nRings (" << res.rings.size() << " channel(s), path type " << topology::pathTypeName(res.typeIntra)
+       << (res.stitched ? ", stitched through NICs" : "") << ")\n";
+    for (size_t c = 0; c < res.rings.size(); ++c) {
+      const auto& ring = res.rings[c];
+      os << "  ring " << c << ":";
+      for (int pos : ring.order) os << " " << gpuLabel(r, pos);
+      os << "  bandwidth " << gbs(ring.bw) << " (route alone " << gbs(ring.bottleneck) << ")\n";
+    }
+    os << "\nTrees (bandwidth " << gbs(res.treeBw) << ")\n";
+    for (int t = 0; t < 2; ++t) {
+      os << "  tree " << t << ": root " << gpuLabel(r, res.trees.root[t]) << ", parent of each:";
+      for (size_t i = 0; i < res.gpus.size(); ++i) {
+        int p = res.trees.parent[t][i];
+        os << " " << gpuLabel(r, i) << "<-" << (p < 0 ? std::string("root") : std::to_string(gpuLabel(r, p)));
+      }
+      os << "\n";
+    }
+    os << "\nTuning inputs\n";
+    for (const auto& line : res.tuning.describe()) os << "  " << line << "\n";
+  } else {
+    // A host communicator with one rank per NUMA node: what the collectives would use here.
+    std::vector<topology::RankPlace> places;
+    for (int cpu : g.ofType(NodeType::kCpu)) {
+      topology::RankPlace p;
+      p.hostHash = g.hostHashes()[g.node(cpu).host];
+      p.numaNode = g.node(cpu).index;
+      places.push_back(p);
+    }
+    os << "\nNo GPUs. Host communicator, one rank per NUMA node:\n  ring:";
+    auto rings = topology::searchHostRings(places, 1);
+    for (int rank : rings[0]) os << " " << rank << "(NUMA " << places[rank].numaNode << ")";
+    os << "\n";
+    double nic = 0;
+    for (int net : g.ofType(NodeType::kNet))
+      nic = std::max(nic, g.node(net).links.empty() ? 0 : g.node(net).links[0].bw);
+    for (const auto& line : topology::hostTuningInputs(places, 2, nic).describe()) os << "  " << line << "\n";
+  }
+}
+
+}  // namespace chorus::tools
