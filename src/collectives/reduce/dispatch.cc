@@ -1,0 +1,50 @@
+// Chooses a kernel table by ISA. The tables are constant-initialized (no static-init order to worry about) and
+// the choice is a couple of loads, cheap enough to make per call; callers may still cache the Kernels&.
+#include <cstring>
+
+#include "base/error.h"
+#include "collectives/reduce/cpu_features.h"
+#include "collectives/reduce/kernel_tables.h"
+#include "collectives/reduce/reduce.h"
+
+namespace chorus::reduce {
+namespace {
+
+const IsaTable& tableFor(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar: return scalar::kTable;
+    case Isa::kSse2: return sse2::kTable;
+    case Isa::kAvx2: return avx2::kTable;
+    case Isa::kAvx512: return avx512::kTable;
+  }
+  return scalar::kTable;
+}
+
+// Below this, the alignment prologue and the fence cost more than the cache pollution they avoid.
+constexpr size_t kMinStreamingBytes = 4096;
+
+}  // namespace
+
+const Kernels& kernels(DType t, Op op, Isa isa) {
+  const int ti = static_cast<int>(t);
+  const int oi = static_cast<int>(op);
+  CHORUS_CHECK_ARG(ti >= 0 && ti < kNumDTypes, "invalid data type ", ti);
+  CHORUS_CHECK_ARG(oi >= 0 && oi < kNumOps, "invalid reduction op ", oi);
+  CHORUS_CHECK_ARG(isaSupported(isa), "ISA ", isaName(isa), " is not supported by this CPU");
+  if (isa == Isa::kAvx512 && t == DType::kBfloat16 && cpuFeatures().avx512Bf16) return avx512bf16::kBf16Row[oi];
+  return tableFor(isa).kernels[ti][oi];
+}
+
+const Kernels& kernels(DType t, Op op) {
+  return kernels(t, op, bestIsa());
+}
+
+void copyBytes(void* dst, const void* src, size_t n, bool nonTemporal) {
+  if (!nonTemporal || n < kMinStreamingBytes) {
+    if (n != 0) std::memcpy(dst, src, n);
+    return;
+  }
+  tableFor(bestIsa()).copyStreaming(dst, src, n);
+}
+
+}  // namespace chorus::reduce
