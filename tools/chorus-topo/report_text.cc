@@ -27,8 +27,8 @@ int gpuLabel(const Report& r, int position) {
 
 namespace {
 
-// Prints the node and, below it, every node it links to that has not been printed yet (the PCI tree hangs from
-// the CPUs this way); links to nodes already printed are shown as references.
+// Prints the node and, below it, the nodes its PCI links lead to that have not been printed yet (the PCI tree
+// hangs from the CPUs this way); other links are shown as references.
 void printNode(const Graph& g, int node, int parentNode, LinkType via, double bw, int depth, std::set<int>& seen,
                std::ostream& os) {
   std::string indent(2 * depth, ' ');
@@ -41,7 +41,10 @@ void printNode(const Graph& g, int node, int parentNode, LinkType via, double bw
   seen.insert(node);
   for (const auto& l : n.links) {
     if (l.to == parentNode) continue;
-    if (seen.count(l.to)) {
+    // The tree follows PCI (and NIC -> NET) links down from the CPUs; NVLinks and other cross links are shown as
+    // references to their far end.
+    bool down = l.type == LinkType::kPci || l.type == LinkType::kNet;
+    if (seen.count(l.to) || !down) {
       if (l.type != LinkType::kSys)
         os << indent << "  -> " << g.label(l.to) << "  [" << topology::linkTypeName(l.type) << " " << gbs(l.bw)
            << "]\n";
@@ -102,15 +105,16 @@ void printText(const Report& r, std::ostream& os) {
     os << "\nTuning inputs\n";
     for (const auto& line : res.tuning.describe()) os << "  " << line << "\n";
   } else {
-    // A host communicator with one rank per NUMA node: what the collectives would use here.
+    // A host communicator with two ranks per NUMA node: what the collectives would use here.
     std::vector<topology::RankPlace> places;
     for (int cpu : g.ofType(NodeType::kCpu)) {
       topology::RankPlace p;
       p.hostHash = g.hostHashes()[g.node(cpu).host];
       p.numaNode = g.node(cpu).index;
       places.push_back(p);
+      places.push_back(p);
     }
-    os << "\nNo GPUs. Host communicator, one rank per NUMA node:\n  ring:";
+    os << "\nNo GPUs. Host communicator with two ranks per NUMA node:\n  ring:";
     auto rings = topology::searchHostRings(places, 1);
     for (int rank : rings[0]) os << " " << rank << "(NUMA " << places[rank].numaNode << ")";
     os << "\n";
