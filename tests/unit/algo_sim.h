@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,8 @@ struct SimConfig {
   bool inPlace = false;  // input aliases output (checked: no input element read after its alias is written)
   std::vector<std::vector<int>> rings;  // per channel (ring algorithms)
   std::vector<Tree> trees;              // per channel (tree algorithms)
+  // Tests of the simulator itself: edits a recorded schedule (channel, rank, steps) before it runs.
+  std::function<void(int, int, std::vector<Step>&)> mutate;
 };
 
 struct SimResult {

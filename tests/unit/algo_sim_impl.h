@@ -218,7 +218,10 @@ inline void simulateChannel(const SimConfig& cfg, int channel, std::vector<std::
   const size_t inSize = inputSize(cfg);
   const size_t outSize = outputSize(cfg);
   std::vector<std::vector<Step>> sched(n);
-  for (int r = 0; r < n; ++r) sched[r] = recordSchedule(cfg, channel, r);
+  for (int r = 0; r < n; ++r) {
+    sched[r] = recordSchedule(cfg, channel, r);
+    if (cfg.mutate) cfg.mutate(channel, r, sched[r]);
+  }
   std::vector<size_t> pc(n, 0);
   std::vector<std::deque<Message>> edges(static_cast<size_t>(n) * n);  // edges[from * n + to]
   auto edge = [&](int from, int to) -> std::deque<Message>& { return edges[static_cast<size_t>(from) * n + to]; };
@@ -314,7 +317,11 @@ inline void simulateChannel(const SimConfig& cfg, int channel, std::vector<std::
     if (t.sends) {
       for (int p = 0; p < s.nSendPeers; ++p) {
         Message m;
-        m.data = v;
+        if (p + 1 == s.nSendPeers) {
+          m.data = std::move(v);  // the last peer takes the values, the others a copy
+        } else {
+          m.data = v;
+        }
         m.senderStep = stepIndex;
         edge(r, s.sendPeers[p]).push_back(std::move(m));
       }
