@@ -14,12 +14,14 @@ namespace {
 
 constexpr LinkCost kShm{1.0, 8.0};
 constexpr LinkCost kNet{15.0, 2.0};
+// Largest all-reduce the direct algorithm takes (it moves (nranks-1) times the buffer per rank).
+constexpr size_t kDirectMaxBytes = 32u << 10;
 
 LinkCost linkCost(const TuningContext& t) { return t.nHosts > 1 ? kNet : kShm; }
 
 bool algoApplies(CollType type, Algo algo) {
   switch (type) {
-    case CollType::kAllReduce:
+    case CollType::kAllReduce: return true;
     case CollType::kBroadcast:
     case CollType::kReduce: return algo == Algo::kRing || algo == Algo::kTree;
     case CollType::kAllGather:
@@ -76,6 +78,12 @@ double predictUs(const CollOp& op, Algo algo, const TuningContext& t) {
   const double logn = std::ceil(std::log2(n));
   switch (op.type) {
     case CollType::kAllReduce:
+      // Direct: one hop, but every rank receives and reduces every other rank's whole buffer; it must fit
+      // one FIFO slot.
+      if (algo == Algo::kDirect) {
+        if (bytes > static_cast<double>(std::min<size_t>(t.slotBytes, kDirectMaxBytes)) || t.nranks > 16) return -1;
+        return c.latencyUs + (n - 1) * bytes / bw;
+      }
       if (algo == Algo::kRing) return 2 * (n - 1) * c.latencyUs + 2 * (n - 1) / n * bytes / bw;
       // Tree: up and down the tree; each level moves the whole buffer, pipelined.
       return 2 * logn * c.latencyUs + 2 * bytes / bw;
@@ -92,7 +100,8 @@ double predictUs(const CollOp& op, Algo algo, const TuningContext& t) {
 void tune(CollOp& op, const TuningContext& t) {
   const std::string spec = param::Algo();  // re-read: reload() makes new communicators see changes
   Algo forced;
-  if (!spec.empty() && forcedAlgo(spec, op.type, &forced)) {
+  // A forced algorithm that cannot take this operation (direct beyond its size) falls back to the model.
+  if (!spec.empty() && forcedAlgo(spec, op.type, &forced) && predictUs(op, forced, t) >= 0) {
     op.algo = forced;
   } else {
     double best = -1;
@@ -109,6 +118,7 @@ void tune(CollOp& op, const TuningContext& t) {
   int ch = static_cast<int>(std::min<size_t>(bytes / (4u << 20) + 1, static_cast<size_t>(t.maxChannels)));
   ch = std::max(ch, t.minChannels);
   if (op.algo == Algo::kTree) ch = std::min(std::max(ch, 2), std::max(t.maxChannels, 1));  // both trees
+  if (op.algo == Algo::kDirect) ch = 1;
   op.nChannels = std::clamp(ch, 1, std::max(t.maxChannels, 1));
   const int64_t forcedChunk = param::ChunkSize();
   // Four slots per chunk keep two chunks in flight in the eight-slot FIFOs, as NCCL's chunkSteps 4 of 8.

@@ -90,6 +90,14 @@ void Comm::setUp(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
   // config->netName names the network between hosts: only the socket transport exists in this build.
   CHORUS_CHECK_ARG(options_.netName.empty() || strcasecmp(options_.netName.c_str(), "Socket") == 0,
                    "config->netName '", options_.netName, "' is not available (this build has: Socket)");
+  for (int lane = 0; lane <= coll::kP2pLane; ++lane) {
+    sendTable_.emplace_back(new std::atomic<transport::SendConnection*>[nranks_]);
+    recvTable_.emplace_back(new std::atomic<transport::RecvConnection*>[nranks_]);
+    for (int r = 0; r < nranks_; ++r) {
+      sendTable_[lane][r].store(nullptr);
+      recvTable_[lane][r].store(nullptr);
+    }
+  }
   transports_ = std::make_unique<transport::TransportSet>();
   for (int r = 0; r < nranks_; ++r) {
     if (r != rank_) transports_->select(self, peers_[r]);  // validates CHORUS_TRANSPORT for every pair now
@@ -111,7 +119,18 @@ std::string Comm::transportName(int peer) const {
   return transports_->nameFor(peers_[rank_], peers_[peer]);
 }
 
+bool Comm::haveAll(const std::vector<coll::ConnKey>& keys) const {
+  for (const coll::ConnKey& k : keys) {
+    if (k.peer == rank_) continue;
+    bool have = k.send ? sendTable_[k.lane][k.peer].load(std::memory_order_acquire) != nullptr
+                       : recvTable_[k.lane][k.peer].load(std::memory_order_acquire) != nullptr;
+    if (!have) return false;
+  }
+  return true;
+}
+
 void Comm::ensureConnected(const std::vector<coll::ConnKey>& keys) {
+  if (haveAll(keys)) return;  // the common case after the first operation: no lock
   std::lock_guard<std::mutex> lock(connMu_);
   std::vector<coll::ConnKey> sendsToMake;
   // Phase 1: build every missing receiving end and post its descriptor to the sender. Posting never
@@ -134,6 +153,7 @@ void Comm::ensureConnected(const std::vector<coll::ConnKey>& keys) {
     spec.ctx = waitContext("connecting from rank " + std::to_string(k.peer));
     std::vector<uint8_t> desc;
     recvs_[k] = transports_->select(spec.self, spec.peer).createRecv(spec, &desc);
+    recvTable_[k.lane][k.peer].store(recvs_[k].get(), std::memory_order_release);
     bootstrap_->send(k.peer, connTag(k.lane), desc.data(), desc.size(), spec.ctx);
   }
   // Phase 2: build the sending ends from the receivers' descriptors.
@@ -149,6 +169,7 @@ void Comm::ensureConnected(const std::vector<coll::ConnKey>& keys) {
     spec.ctx = waitContext("connecting to rank " + std::to_string(k.peer));
     std::vector<uint8_t> desc = bootstrap_->recv(k.peer, connTag(k.lane), spec.ctx);
     sends_[k] = transports_->select(spec.self, spec.peer).connectSend(spec, desc);
+    sendTable_[k.lane][k.peer].store(sends_[k].get(), std::memory_order_release);
   }
 }
 
@@ -159,17 +180,15 @@ size_t Comm::slotBytes() const {
 }
 
 transport::SendConnection* Comm::sendConn(int peer, int lane) {
-  std::lock_guard<std::mutex> lock(connMu_);
-  auto it = sends_.find(coll::ConnKey{peer, lane, true});
-  CHORUS_ENFORCE(it != sends_.end(), "no connection to rank ", peer, " lane ", lane);
-  return it->second.get();
+  transport::SendConnection* c = sendTable_[lane][peer].load(std::memory_order_acquire);
+  CHORUS_ENFORCE(c != nullptr, "no connection to rank ", peer, " lane ", lane);
+  return c;
 }
 
 transport::RecvConnection* Comm::recvConn(int peer, int lane) {
-  std::lock_guard<std::mutex> lock(connMu_);
-  auto it = recvs_.find(coll::ConnKey{peer, lane, false});
-  CHORUS_ENFORCE(it != recvs_.end(), "no connection from rank ", peer, " lane ", lane);
-  return it->second.get();
+  transport::RecvConnection* c = recvTable_[lane][peer].load(std::memory_order_acquire);
+  CHORUS_ENFORCE(c != nullptr, "no connection from rank ", peer, " lane ", lane);
+  return c;
 }
 
 Worker& Comm::worker() {

@@ -110,6 +110,12 @@ class Comm : public coll::ConnectionProvider {
   std::unique_ptr<transport::TransportSet> transports_;
   coll::TopoView topo_;
 
+  // Lock-free lookup of built connections: [lane][peer]. Written under connMu_ once, never removed before
+  // the communicator is destroyed.
+  std::vector<std::unique_ptr<std::atomic<transport::SendConnection*>[]>> sendTable_;
+  std::vector<std::unique_ptr<std::atomic<transport::RecvConnection*>[]>> recvTable_;
+  bool haveAll(const std::vector<coll::ConnKey>& keys) const;
+
   mutable std::mutex connMu_;
   std::map<coll::ConnKey, std::unique_ptr<transport::SendConnection>> sends_;
   std::map<coll::ConnKey, std::unique_ptr<transport::RecvConnection>> recvs_;

@@ -80,7 +80,7 @@ TEST_P(CollForcedAlgo, Quick) {
   runThreads(5, quickSweep());
   unsetenv("CHORUS_ALGO");
 }
-INSTANTIATE_TEST_SUITE_P(Algos, CollForcedAlgo, ::testing::Values("ring", "tree", "allreduce:tree;ring"));
+INSTANTIATE_TEST_SUITE_P(Algos, CollForcedAlgo, ::testing::Values("ring", "tree", "direct", "allreduce:tree;ring"));
 TEST(CollSimHostsFull, Full) { runProcesses(5, 2, true); }
 
 }  // namespace

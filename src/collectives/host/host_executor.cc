@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <vector>
 
 #include "base/error.h"
 #include "collectives/algo/ring_allgather.h"
@@ -21,6 +22,8 @@ namespace {
 
 // Outputs larger than this are written with streaming stores: they would only evict the FIFO slots.
 constexpr size_t kNonTemporalBytes = 16u << 20;
+// The direct all-reduce posts to every peer at once; beyond this many ranks the ring and tree win anyway.
+constexpr int kMaxDirectRanks = 64;
 
 // A tree whose root is `root`: the searched tree with the labels of its root and `root` exchanged.
 struct RootedTree {
@@ -66,6 +69,15 @@ void addNeededConnections(const CollOp& op, const TopoView& topo, int rank, int 
     addP2pTasks(op, rank, nranks, &tasks);
     for (const P2pTask& t : tasks) {
       if (t.peer != rank) keys->push_back(ConnKey{t.peer, kP2pLane, t.send});
+    }
+    return;
+  }
+  if (op.algo == Algo::kDirect) {
+    // Direct all-reduce: everyone to everyone on lane 0.
+    for (int p = 0; p < nranks; ++p) {
+      if (p == rank) continue;
+      keys->push_back(ConnKey{p, 0, true});
+      keys->push_back(ConnKey{p, 0, false});
     }
     return;
   }
@@ -121,6 +133,54 @@ void addP2pTasks(const CollOp& op, int rank, int nranks, std::vector<P2pTask>* t
   }
 }
 
+namespace {
+
+// Direct all-reduce for small buffers: one step. Every rank posts its whole input to every peer, then
+// reduces all nranks contributions itself. The reduction runs in rank order (x0, then x1, ...) on every
+// rank, so every rank computes bit-identical results, as the ring's single final reduction guarantees.
+void runDirectAllReduce(const CollOp& op, const ExecEnv& env, const HostPrimsConfig& cfg) {
+  const int n = env.nranks;
+  const size_t bytes = op.count * cfg.eltSize;
+  const WaitContext& ctx = *env.ctx;
+  for (int p = 0; p < n; ++p) {
+    if (p == env.rank) continue;
+    transport::SendConnection* c = env.conns->sendConn(p, 0);
+    CHORUS_ENFORCE(bytes <= c->slotBytes(), "direct all-reduce of ", bytes, " bytes exceeds a slot");
+    memcpy(c->acquire(ctx), cfg.input, bytes);
+    c->post(bytes);
+  }
+  // In place, the output overwrites this rank's input before its turn in the rank order: keep a copy.
+  thread_local std::vector<char> own;
+  const void* mine = cfg.input;
+  if (cfg.input == cfg.output && env.rank > 0) {
+    own.assign(static_cast<const char*>(cfg.input), static_cast<const char*>(cfg.input) + bytes);
+    mine = own.data();
+  }
+  transport::RecvConnection* from[kMaxDirectRanks];
+  for (int r = 0; r < n; ++r) {
+    const void* x = mine;
+    if (r != env.rank) {
+      from[r] = env.conns->recvConn(r, 0);
+      size_t got = 0;
+      x = from[r]->peek(&got, ctx);
+      if (got != bytes) {
+        CHORUS_THROW(Status::kInvalidUsage, from[r]->what(), ": received ", got, " bytes where ", bytes,
+                     " were expected: ranks called different collectives or counts (CHORUS_CHECK=1 verifies)");
+      }
+    }
+    reduce::ReduceParams p = cfg.premul;
+    if (r == n - 1) p.postDiv = cfg.postDiv;
+    if (r == 0) {
+      cfg.kernels->scale(cfg.output, x, op.count, p);
+    } else {
+      cfg.kernels->reduce(cfg.output, x, cfg.output, op.count, p);
+    }
+    if (r != env.rank) from[r]->release();
+  }
+}
+
+}  // namespace
+
 void runCollective(const CollOp& op, const ExecEnv& env) {
   if (op.count == 0) return;
   const bool floating = reduce::isFloating(op.dtype);
@@ -133,6 +193,12 @@ void runCollective(const CollOp& op, const ExecEnv& env) {
   if (op.op == reduce::Op::kAvg && !floating) cfg.postDiv = env.nranks;
   cfg.nonTemporalOutput = collBytes(op, env.nranks) >= kNonTemporalBytes;
   cfg.ctx = env.ctx;
+  if (op.algo == Algo::kDirect) {
+    CHORUS_ENFORCE(op.type == CollType::kAllReduce && env.nranks <= kMaxDirectRanks, "no direct algorithm for ",
+                   collName(op.type), " at ", env.nranks, " ranks");
+    runDirectAllReduce(op, env, cfg);
+    return;
+  }
 
   CollArgs a;
   a.count = op.count;
@@ -140,7 +206,9 @@ void runCollective(const CollOp& op, const ExecEnv& env) {
   a.rank = env.rank;
   a.root = op.root;
   a.nChannels = op.nChannels;
-  a.chunkElems = std::max<size_t>(op.chunkBytes / cfg.eltSize, 1);
+  // Slices start on cache-line boundaries where the count allows (the grain), and chunks are whole grains.
+  a.grainElems = std::max<size_t>(64 / cfg.eltSize, 1);
+  a.chunkElems = std::max<size_t>(op.chunkBytes / cfg.eltSize / a.grainElems, 1) * a.grainElems;
   for (int ch = 0; ch < op.nChannels; ++ch) {
     a.channel = ch;
     if (usesTree(op) && env.nranks > 1) {
