@@ -104,7 +104,9 @@ void detectGpus(XmlBuilder& b) {
     gpu.set("sm", std::to_string(gpus[d].sm));
     gpu.set("rank", std::to_string(d));
     gpu.set("gdr", "1");
-    for (const auto& [target, count] : gpus[d].nvlinks) {
+    for (const auto& kv : gpus[d].nvlinks) {
+      const std::string& target = kv.first;
+      const int count = kv.second;
       bool isGpu = std::any_of(gpus.begin(), gpus.end(), [&](const GpuInfo& o) { return o.busId == target; });
       std::string cls = readSysfs("/sys/bus/pci/devices/" + target + "/class");
       XmlElement& link = gpu.add("nvlink");
