@@ -25,7 +25,13 @@ const std::string& threadLastError() { return tlsLastError; }
 const Comm* threadLastErrorComm() { return tlsLastErrorComm; }
 
 void recordLastError(Comm* comm, const std::string& msg) {
-  std::string full = comm != nullptr ? "rank " + std::to_string(comm->rank()) + ": " + msg : msg;
+  // Messages from waits already name the rank ("rank 2: recv from rank 1 ..."): name it once.
+  std::string full = msg;
+  if (comm != nullptr) {
+    const std::string tag = "rank " + std::to_string(comm->rank()) + ": ";
+    if (full.find(tag) == std::string::npos) full = tag + full;
+    for (size_t at; (at = full.find(tag + tag)) != std::string::npos;) full.erase(at, tag.size());
+  }
   tlsLastError = full;
   tlsLastErrorComm = comm;
   if (comm != nullptr) comm->setLastError(full);

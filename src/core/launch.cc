@@ -72,7 +72,10 @@ LaunchResult executeLaunch(const std::vector<CommWork>& works) {
     try {
       executeWork(w);
     } catch (const Error& e) {
-      std::string msg = "rank " + std::to_string(w.comm->rank()) + ": " + e.what();
+      std::string msg = e.what();  // waits name the rank already
+      const std::string tag = "rank " + std::to_string(w.comm->rank()) + ": ";
+      if (msg.find(tag) == std::string::npos) msg = tag + msg;
+      for (size_t at; (at = msg.find(tag + tag)) != std::string::npos;) msg.erase(at, tag.size());
       w.comm->recordAsyncError(e.status(), msg);
       CHORUS_LOG_WARN(kColl, msg);
       std::lock_guard<std::mutex> lock(mu);

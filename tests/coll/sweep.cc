@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <memory>
+#include <mutex>
 
 #include "common/test_data.h"
 
@@ -44,6 +45,27 @@ struct Case {
   uint64_t seed;
   bool onStream;
 };
+
+// The expected reductions of the case being run, computed once per process and shared by the thread ranks
+// (which run the same case at about the same time): computing them costs nranks input evaluations per
+// element, the most expensive part of the sweep.
+std::shared_ptr<const std::vector<double>> expectedReductions(const Case& c, int n, size_t elems) {
+  struct Entry {
+    std::string key;
+    std::shared_ptr<const std::vector<double>> values;
+  };
+  static std::mutex mu;
+  static Entry cache;
+  std::string key = std::to_string(c.type) + "/" + std::to_string(c.op) + "/" + std::to_string(n) + "/" +
+                    std::to_string(c.seed) + "/" + std::to_string(elems);
+  std::lock_guard<std::mutex> lock(mu);
+  if (cache.key != key) {
+    auto v = std::make_shared<std::vector<double>>(elems);
+    for (size_t i = 0; i < elems; ++i) (*v)[i] = expectedReduce(c.type, c.op, n, i, c.seed);
+    cache = Entry{key, v};
+  }
+  return cache.values;
+}
 
 std::string describe(const Case& c, int rank) {
   return std::string(collName(c.coll)) + " " + typeName(c.type) + " " + opName(c.op) + " count " +
@@ -105,7 +127,11 @@ std::string runCase(chorusComm_t comm, chorusStream_t stream, const Case& c, int
   std::string first;
   size_t wrong = 0;
   auto value = [&](int r, size_t i) { return inputValue(c.type, fillOp, r, i, c.seed); };
-  auto red = [&](size_t i) { return expectedReduce(c.type, c.op, n, i, c.seed); };
+  std::shared_ptr<const std::vector<double>> expected;
+  if (reduces(c.coll) && (c.coll != Coll::kReduce || rank == c.root)) {
+    expected = expectedReductions(c, n, c.coll == Coll::kReduceScatter ? cnt * n : cnt);
+  }
+  auto red = [&](size_t i) { return (*expected)[i]; };
   switch (c.coll) {
     case Coll::kAllReduce: wrong = countWrong(recv, c.type, c.op, n, cnt, red, &first); break;
     case Coll::kReduce:
