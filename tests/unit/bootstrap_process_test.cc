@@ -49,6 +49,10 @@ UniqueId idFromHex(const std::string& hex) {
 int childMain(int argc, char** argv) {
   std::string mode = argv[2];
   try {
+    if (mode == "address") {  // prints where this process's endpoint listens
+      printf("%s\n", Endpoint::get().address().toString().c_str());
+      return 0;
+    }
     if (mode == "root") {  // creates an id, prints it, and serves the root until killed
       printf("%s\n", idToHex(createUniqueId()).c_str());
       fflush(stdout);
@@ -77,7 +81,8 @@ int childMain(int argc, char** argv) {
 }
 
 // Starts this binary as a child; with outFd non-null, returns a pipe reading its stdout.
-pid_t spawnChild(const std::vector<std::string>& args, int* outFd = nullptr) {
+pid_t spawnChild(const std::vector<std::string>& args, int* outFd = nullptr,
+                 const std::vector<std::string>& extraEnv = {}) {
   std::vector<std::string> all = {"/proc/self/exe", "--bootstrap-child"};
   all.insert(all.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -91,8 +96,13 @@ pid_t spawnChild(const std::vector<std::string>& args, int* outFd = nullptr) {
     posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
     posix_spawn_file_actions_addclose(&actions, fds[0]);
   }
+  std::vector<std::string> envStrings(extraEnv);
+  std::vector<char*> env;
+  for (auto& e : envStrings) env.push_back(e.data());
+  for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
+  env.push_back(nullptr);
   pid_t pid = -1;
-  int rc = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
+  int rc = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), env.data());
   posix_spawn_file_actions_destroy(&actions);
   EXPECT_EQ(rc, 0) << strerror(rc);
   if (outFd != nullptr) {
@@ -127,6 +137,24 @@ TEST_P(BootstrapProcesses, RanksInSeparateProcessesCheckEveryByte) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, BootstrapProcesses, ::testing::Values(2, 3, 5));
+
+std::string readLine(int fd) {
+  std::string line;
+  char c;
+  while (read(fd, &c, 1) == 1 && c != '\n') line += c;
+  close(fd);
+  return line;
+}
+
+TEST(BootstrapProcessRoles, EndpointListensOnTheInterfaceSocketIfnameNames) {
+  int out = -1;
+  pid_t pid = spawnChild({"address"}, &out, {"CHORUS_SOCKET_IFNAME=lo"});
+  std::string addr = readLine(out);
+  EXPECT_EQ(waitExit(pid), 0);
+  ASSERT_FALSE(addr.empty());
+  EXPECT_TRUE(SocketAddress::parse(addr).isLoopback()) << addr;
+  EXPECT_NE(SocketAddress::parse(addr).port(), 0) << addr;
+}
 
 TEST(BootstrapProcessRoles, RootProcessNeedNotBeARank) {
   UniqueId id = createUniqueId();  // this process serves the root only
@@ -172,11 +200,7 @@ TEST(BootstrapProcessRoles, KilledPeerTurnsIntoRemoteErrorForItsWaiter) {
 TEST(BootstrapProcessRoles, RootKilledBeforeTheTableIsRemoteError) {
   int out = -1;
   pid_t root = spawnChild({"root"}, &out);
-  std::string hex;
-  char c;
-  while (read(out, &c, 1) == 1 && c != '\n') hex += c;
-  close(out);
-  UniqueId id = idFromHex(hex);
+  UniqueId id = idFromHex(readLine(out));
   std::thread killer([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     kill(root, SIGKILL);
