@@ -12,6 +12,9 @@ stage() { echo; echo "=== $* ($(date +%T))"; }
 stage "build"
 bash scripts/build.sh -DCHORUS_BUILD_TESTS=ON
 
+stage "lint: clang-format and clang-tidy"
+bash scripts/lint.sh build
+
 stage "tests: default label (cpu)"
 ctest --test-dir build -L '^cpu$' -j "$jobs" --timeout 900
 

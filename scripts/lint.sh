@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Enforces the style: every C++ file formatted by .clang-format, and the short .clang-tidy list clean on the
+# library's sources (compile_commands.json from the build in $1, default build/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+files=$(git ls-files '*.h' '*.cc' '*.cu' '*.cuh' | grep -v '^tests/fuzz/corpus/')
+echo "lint: clang-format on $(echo "$files" | wc -l) files"
+echo "$files" | xargs clang-format --dry-run --Werror
+srcs=$(git ls-files 'src/*.cc' | grep -v '/device/')
+echo "lint: clang-tidy on $(echo "$srcs" | wc -l) library sources"
+echo "$srcs" | xargs -P "$(nproc)" -n 8 clang-tidy -p "$build" --quiet 2>&1 | grep -v '^[0-9]* warnings generated' |
+  tee /tmp/chorus-tidy.log
+if grep -q 'error:' /tmp/chorus-tidy.log; then
+  echo "lint: clang-tidy found problems"
+  exit 1
+fi
+echo "lint: clean"
