@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/wait.h"
+#include "chorus_build_config.h"
 #include "collectives/conn_key.h"
 #include "collectives/topo_view.h"
 #include "core/bootstrap/bootstrap.h"
@@ -19,6 +20,13 @@
 #include "transport/select.h"
 
 namespace chorus::core {
+
+#if CHORUS_BUILD_CUDA  // CUDA executor (issue 6)
+class DeviceComm;
+struct DeviceCommDeleter {
+  void operator()(DeviceComm* d) const;
+};
+#endif
 
 // Options resolved from chorusConfig_t, the environment and defaults.
 struct CommOptions {
@@ -131,6 +139,13 @@ class Comm : public coll::ConnectionProvider {
 
   mutable std::mutex errMu_;
   std::string lastError_;
+
+#if CHORUS_BUILD_CUDA
+ public:
+  // CUDA executor (issue 6): this communicator's device state (core/device_comm.h), made by its first device
+  // launch. Declared last so that it is destroyed first: its watchdog thread uses the members above.
+  std::unique_ptr<DeviceComm, DeviceCommDeleter> deviceState;
+#endif
 };
 
 // Validates a chorusComm_t handle and returns the communicator; throws chorusInvalidArgument naming `arg`.

@@ -7,6 +7,10 @@
 #include "core/comm.h"
 #include "core/host_stream.h"
 #include "core/launch.h"
+#include "chorus_build_config.h"
+#if CHORUS_BUILD_CUDA  // CUDA executor (issue 6)
+#include "core/device_launch.h"
+#endif
 
 namespace chorus::core {
 
@@ -30,7 +34,24 @@ thread_local GroupState group;
 // Launches the calls: one launch per stream, each holding one work per communicator (ops in issue order).
 // Enqueued launches return at once; the NULL stream's launch runs here, after the others are enqueued (they
 // may be the peers it waits for).
-Status launch(const std::vector<PendingCall>& calls, std::string* error) {
+Status launch(const std::vector<PendingCall>& allCalls, std::string* error) {
+#if CHORUS_BUILD_CUDA  // CUDA executor (issue 6): calls of CUDA comms go to the device path, on their cudaStream_t
+  std::vector<PendingCall> calls;
+  std::vector<DeviceCall> deviceCalls;
+  for (const PendingCall& c : allCalls) {
+    if (c.comm->device() >= 0) {
+      deviceCalls.push_back(DeviceCall{c.comm, reinterpret_cast<void*>(c.stream), c.op});
+    } else {
+      calls.push_back(c);
+    }
+  }
+  if (!deviceCalls.empty()) {
+    Status st = launchDeviceCalls(deviceCalls, error);
+    if (st != Status::kSuccess || calls.empty()) return st;
+  }
+#else
+  const std::vector<PendingCall>& calls = allCalls;
+#endif
   std::vector<HostStream*> streamOrder;
   std::map<HostStream*, std::vector<CommWork>> byStream;
   for (const PendingCall& c : calls) {

@@ -5,12 +5,26 @@
 #include "base/error.h"
 #include "base/logging.h"
 #include "base/params.h"
+#include "chorus_build_config.h"
 #include "core/api_guard.h"
 #include "core/comm_registry.h"
+#if CHORUS_BUILD_CUDA  // CUDA executor (issue 6)
+#include "transport/cuda/cuda_util.h"
+#endif
 
 namespace chorus::core {
 
 int resolveDevice(int device) {
+#if CHORUS_BUILD_CUDA  // CUDA executor (issue 6): devices are accepted when a GPU is visible
+  std::string why;
+  const int visible = transport::cuda::visibleDevices(&why);
+  if (device == CHORUS_DEVICE_AUTO) return visible > 0 ? transport::cuda::currentDevice() : CHORUS_DEVICE_HOST;
+  if (device >= 0) {
+    CHORUS_CHECK_USAGE(visible > 0, "CUDA device ", device, " requested, but no CUDA device is visible: ", why);
+    CHORUS_CHECK_ARG(device < visible, "CUDA device ", device, " requested, but only ", visible, " are visible");
+    return device;
+  }
+#endif
   if (device == CHORUS_DEVICE_AUTO || device == CHORUS_DEVICE_HOST) return CHORUS_DEVICE_HOST;
   CHORUS_THROW(Status::kInvalidUsage, "CUDA device ", device,
                " requested, but this library has no CUDA executor for it (host communicators only: use "

@@ -1,0 +1,239 @@
+#include "transport/cuda/cuda_util.h"
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+#include "base/error.h"
+#include "chorus_build_config.h"
+
+#if CHORUS_BUILD_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace chorus::transport::cuda {
+
+const char* memKindName(MemKind k) {
+  switch (k) {
+    case MemKind::kHost: return "host memory";
+    case MemKind::kPinnedHost: return "pinned host memory";
+    case MemKind::kDevice: return "CUDA device memory";
+    case MemKind::kManaged: return "CUDA managed memory";
+  }
+  return "?";
+}
+
+namespace {
+
+PointerInfo runtimeQuery(const void* p);
+std::atomic<PointerQuery> pointerQuery{&runtimeQuery};
+
+}  // namespace
+
+PointerQuery setPointerQuery(PointerQuery q) {
+  return pointerQuery.exchange(q == nullptr ? &runtimeQuery : q);
+}
+PointerInfo queryPointer(const void* p) {
+  return pointerQuery.load()(p);
+}
+
+void checkBufferPlacement(const void* p, size_t bytes, int commDevice, const char* what) {
+  if (p == nullptr || bytes == 0) return;
+  const PointerInfo info = queryPointer(p);
+  if (commDevice >= 0) {
+    CHORUS_CHECK_ARG(info.kind == MemKind::kDevice || info.kind == MemKind::kManaged, what, " (", p, ") is ",
+                     memKindName(info.kind), ", but the communicator's rank is on CUDA device ", commDevice,
+                     ": pass device memory of that device");
+    CHORUS_CHECK_ARG(info.kind == MemKind::kManaged || info.device == commDevice, what, " (", p,
+                     ") is device memory of CUDA device ", info.device,
+                     ", but the communicator's rank is on CUDA device ", commDevice);
+  } else {
+    CHORUS_CHECK_ARG(info.kind != MemKind::kDevice, what, " (", p, ") is device memory of CUDA device ", info.device,
+                     ", but the communicator is a host communicator: pass host memory");
+  }
+}
+
+#if CHORUS_BUILD_CUDA
+
+namespace {
+
+[[noreturn]] void throwCuda(cudaError_t e, const char* call) {
+  CHORUS_THROW(Status::kUnhandledCudaError, call, " failed: ", cudaGetErrorString(e), " (", static_cast<int>(e), ")");
+}
+#define CHORUS_CUDA_CALL(call)                   \
+  do {                                           \
+    cudaError_t e_ = (call);                     \
+    if (e_ != cudaSuccess) throwCuda(e_, #call); \
+  } while (0)
+
+PointerInfo runtimeQuery(const void* p) {
+  PointerInfo r;
+  if (visibleDevices() == 0) return r;
+  cudaPointerAttributes a{};
+  cudaError_t e = cudaPointerGetAttributes(&a, p);
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // clear it: an unknown pointer is plain host memory
+    return r;
+  }
+  switch (a.type) {
+    case cudaMemoryTypeDevice: r.kind = MemKind::kDevice; break;
+    case cudaMemoryTypeManaged: r.kind = MemKind::kManaged; break;
+    case cudaMemoryTypeHost: r.kind = MemKind::kPinnedHost; break;
+    default: r.kind = MemKind::kHost; break;
+  }
+  r.device = r.kind == MemKind::kHost ? -1 : a.device;
+  return r;
+}
+
+}  // namespace
+
+int visibleDevices(std::string* why) {
+  static std::once_flag once;
+  static int count = 0;
+  static std::string reason;
+  std::call_once(once, [] {
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+      reason = cudaGetErrorString(e);
+      cudaGetLastError();
+      n = 0;
+    } else if (n == 0) {
+      reason = "cudaGetDeviceCount returned 0 devices";
+    }
+    count = n;
+  });
+  if (why != nullptr) *why = reason;
+  return count;
+}
+
+int currentDevice() {
+  int d = 0;
+  CHORUS_CUDA_CALL(cudaGetDevice(&d));
+  return d;
+}
+
+void setDevice(int device) {
+  CHORUS_CUDA_CALL(cudaSetDevice(device));
+}
+
+int streamDevice(void* stream) {
+  if (stream == nullptr) return currentDevice();
+  int d = -1;
+  CHORUS_CUDA_CALL(cudaStreamGetDevice(static_cast<cudaStream_t>(stream), &d));
+  return d;
+}
+
+void* deviceAlloc(size_t bytes) {
+  void* p = nullptr;
+  CHORUS_CUDA_CALL(cudaMalloc(&p, bytes));
+  cudaError_t e = cudaMemset(p, 0, bytes);
+  if (e != cudaSuccess) {
+    cudaFree(p);
+    throwCuda(e, "cudaMemset");
+  }
+  return p;
+}
+
+void deviceFree(void* p) {
+  if (p != nullptr) cudaFree(p);
+}
+
+void* mappedHostAlloc(size_t bytes, void** devicePtr) {
+  void* p = nullptr;
+  CHORUS_CUDA_CALL(cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
+  std::memset(p, 0, bytes);
+  cudaError_t e = cudaHostGetDevicePointer(devicePtr, p, 0);
+  if (e != cudaSuccess) {
+    cudaFreeHost(p);
+    throwCuda(e, "cudaHostGetDevicePointer");
+  }
+  return p;
+}
+
+void mappedHostFree(void* p) {
+  if (p != nullptr) cudaFreeHost(p);
+}
+
+void ipcGetHandle(void* devicePtr, uint8_t handle[64]) {
+  static_assert(sizeof(cudaIpcMemHandle_t) == 64, "IPC handle size");
+  cudaIpcMemHandle_t h;
+  CHORUS_CUDA_CALL(cudaIpcGetMemHandle(&h, devicePtr));
+  std::memcpy(handle, &h, sizeof(h));
+}
+
+void* ipcOpenHandle(const uint8_t handle[64]) {
+  cudaIpcMemHandle_t h;
+  std::memcpy(&h, handle, sizeof(h));
+  void* p = nullptr;
+  CHORUS_CUDA_CALL(cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess));
+  return p;
+}
+
+void ipcCloseHandle(void* p) {
+  if (p != nullptr) cudaIpcCloseMemHandle(p);
+}
+
+bool enablePeerAccess(int device, int peer) {
+  if (device == peer) return true;
+  int can = 0;
+  if (cudaDeviceCanAccessPeer(&can, device, peer) != cudaSuccess || can == 0) return false;
+  int prev = 0;
+  CHORUS_CUDA_CALL(cudaGetDevice(&prev));
+  CHORUS_CUDA_CALL(cudaSetDevice(device));
+  cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
+  if (e == cudaErrorPeerAccessAlreadyEnabled) {
+    cudaGetLastError();
+    e = cudaSuccess;
+  }
+  cudaSetDevice(prev);
+  if (e != cudaSuccess) throwCuda(e, "cudaDeviceEnablePeerAccess");
+  return true;
+}
+
+#else  // !CHORUS_BUILD_CUDA
+
+namespace {
+PointerInfo runtimeQuery(const void*) {
+  return PointerInfo{};
+}
+[[noreturn]] void noCuda(const char* what) {
+  CHORUS_THROW(Status::kInvalidUsage, what, ": this library was built without CUDA");
+}
+}  // namespace
+
+int visibleDevices(std::string* why) {
+  if (why != nullptr) *why = "built without CUDA";
+  return 0;
+}
+int currentDevice() {
+  noCuda("cudaGetDevice");
+}
+void setDevice(int) {
+  noCuda("cudaSetDevice");
+}
+int streamDevice(void*) {
+  noCuda("cudaStreamGetDevice");
+}
+void* deviceAlloc(size_t) {
+  noCuda("cudaMalloc");
+}
+void deviceFree(void*) {}
+void* mappedHostAlloc(size_t, void**) {
+  noCuda("cudaHostAlloc");
+}
+void mappedHostFree(void*) {}
+void ipcGetHandle(void*, uint8_t*) {
+  noCuda("cudaIpcGetMemHandle");
+}
+void* ipcOpenHandle(const uint8_t*) {
+  noCuda("cudaIpcOpenMemHandle");
+}
+void ipcCloseHandle(void*) {}
+bool enablePeerAccess(int, int) {
+  return false;
+}
+
+#endif
+
+}  // namespace chorus::transport::cuda

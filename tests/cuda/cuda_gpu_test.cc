@@ -1,0 +1,158 @@
+// The CUDA executor on a GPU (label gpu): every test skips with the runtime's reason when no GPU is visible.
+// Ranks are threads of this process, all on device 0 (several ranks per GPU), each with its own stream.
+//
+// NOT YET RUN ON A GPU (docs/cuda.md lists what a GPU session must run).
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "chorus/chorus.h"
+#include "common/test_data.h"
+
+namespace {
+
+// Skips the test unless a CUDA device is visible.
+#define REQUIRE_GPU()                                                                                           \
+  do {                                                                                                          \
+    int n_ = 0;                                                                                                 \
+    cudaError_t e_ = cudaGetDeviceCount(&n_);                                                                   \
+    if (e_ != cudaSuccess || n_ == 0) {                                                                         \
+      GTEST_SKIP() << "no CUDA device visible: " << (e_ != cudaSuccess ? cudaGetErrorString(e_) : "0 devices"); \
+    }                                                                                                           \
+  } while (0)
+
+// nranks communicators on device 0, made from one thread per rank.
+std::vector<chorusComm_t> makeComms(int nranks) {
+  chorusUniqueId id;
+  EXPECT_EQ(chorusGetUniqueId(&id), chorusSuccess);
+  std::vector<chorusComm_t> comms(nranks, nullptr);
+  std::vector<std::thread> ts;
+  for (int r = 0; r < nranks; ++r) {
+    ts.emplace_back([&, r] {
+      chorusConfig_t cfg = CHORUS_CONFIG_INITIALIZER;
+      cfg.device = 0;
+      EXPECT_EQ(chorusCommInitRankConfig(&comms[r], nranks, id, r, &cfg), chorusSuccess);
+    });
+  }
+  for (auto& t : ts) t.join();
+  return comms;
+}
+
+void destroyComms(std::vector<chorusComm_t>& comms) {
+  for (chorusComm_t c : comms) {
+    if (c != nullptr) chorusCommDestroy(c);
+  }
+}
+
+// Runs fn(rank) on one thread per rank.
+void onRanks(int nranks, const std::function<void(int)>& fn) {
+  std::vector<std::thread> ts;
+  for (int r = 0; r < nranks; ++r) ts.emplace_back(fn, r);
+  for (auto& t : ts) t.join();
+}
+
+struct SweepCase {
+  int nranks;
+  chorusDataType_t type;
+  chorusRedOp_t op;
+  size_t count;
+  bool inPlace;
+};
+
+class DeviceAllReduce : public ::testing::TestWithParam<SweepCase> {};
+
+TEST_P(DeviceAllReduce, MatchesReference) {
+  REQUIRE_GPU();
+  const SweepCase c = GetParam();
+  std::vector<chorusComm_t> comms = makeComms(c.nranks);
+  const size_t bytes = c.count * chorus::test::typeSize(c.type);
+  onRanks(c.nranks, [&](int r) {
+    cudaSetDevice(0);
+    cudaStream_t s;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    std::vector<char> host(bytes + 1);
+    chorus::test::fillInput(host.data(), c.type, c.op, r, c.count, 7);
+    void* in = nullptr;
+    void* out = nullptr;
+    cudaMalloc(&in, bytes + 16);
+    out = in;
+    if (!c.inPlace) cudaMalloc(&out, bytes + 16);
+    cudaMemcpy(in, host.data(), bytes, cudaMemcpyHostToDevice);
+    ASSERT_EQ(chorusAllReduce(in, out, c.count, c.type, c.op, comms[r], s), chorusSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    cudaMemcpy(host.data(), out, bytes, cudaMemcpyDeviceToHost);
+    std::string first;
+    size_t wrong = chorus::test::countWrong(
+        host.data(), c.type, c.op, c.nranks, c.count,
+        [&](size_t i) { return chorus::test::expectedReduce(c.type, c.op, c.nranks, i, 7); }, &first);
+    EXPECT_EQ(wrong, 0u) << "rank " << r << ": " << first;
+    cudaFree(in);
+    if (!c.inPlace) cudaFree(out);
+    cudaStreamDestroy(s);
+  });
+  destroyComms(comms);
+}
+
+std::vector<SweepCase> sweep() {
+  std::vector<SweepCase> v;
+  for (int n : {1, 2, 3, 4}) {
+    for (int t = 0; t < chorusNumTypes; ++t) {
+      for (int op = 0; op < chorusNumOps; ++op) {
+        for (size_t count : {size_t(0), size_t(1), size_t(1021), size_t(1) << 20}) {
+          for (bool inPlace : {false, true}) {
+            v.push_back({n, static_cast<chorusDataType_t>(t), static_cast<chorusRedOp_t>(op), count, inPlace});
+          }
+        }
+      }
+    }
+  }
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Sweep, DeviceAllReduce, ::testing::ValuesIn(sweep()),
+                         [](const ::testing::TestParamInfo<SweepCase>& i) {
+                           return "n" + std::to_string(i.param.nranks) + "_" + chorus::test::typeName(i.param.type) +
+                                  "_" + chorus::test::opName(i.param.op) + "_c" + std::to_string(i.param.count) +
+                                  (i.param.inPlace ? "_inplace" : "");
+                         });
+
+TEST(DeviceBadInput, HostPointerOnACudaCommunicatorIsInvalidArgument) {
+  REQUIRE_GPU();
+  std::vector<chorusComm_t> comms = makeComms(1);
+  std::vector<float> host(16);
+  EXPECT_EQ(chorusAllReduce(host.data(), host.data(), 16, chorusFloat32, chorusSum, comms[0], nullptr),
+            chorusInvalidArgument);
+  EXPECT_NE(std::string(chorusGetLastError(comms[0])).find("sendbuff"), std::string::npos)
+      << chorusGetLastError(comms[0]);
+  destroyComms(comms);
+}
+
+// Rank 1 never calls: rank 0's kernel waits in its FIFO until chorusCommAbort raises the abort word.
+TEST(DeviceAbort, KernelWaitingOnAnAbsentRankEnds) {
+  REQUIRE_GPU();
+  std::vector<chorusComm_t> comms = makeComms(2);
+  cudaSetDevice(0);
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  float* buf = nullptr;
+  cudaMalloc(&buf, 1 << 20);
+  ASSERT_EQ(chorusAllReduce(buf, buf, (1 << 20) / 4, chorusFloat32, chorusSum, comms[0], s), chorusSuccess);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(cudaStreamQuery(s), cudaErrorNotReady);  // still waiting for rank 1
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(chorusCommAbort(comms[0]), chorusSuccess);
+  EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  comms[0] = nullptr;
+  cudaFree(buf);
+  cudaStreamDestroy(s);
+  destroyComms(comms);
+}
+
+}  // namespace
