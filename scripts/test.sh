@@ -44,7 +44,7 @@ if command -v clang++ >/dev/null; then
   stage "fuzz: libFuzzer targets, 30 s each"
   cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
     -DCMAKE_CXX_COMPILER=clang++ -DCHORUS_BUILD_FUZZ=ON -DCHORUS_BUILD_PERF=OFF -DCHORUS_BUILD_TRAIN=OFF \
-    -DCHORUS_ENABLE_CUDA=OFF >/dev/null
+    -DCHORUS_ENABLE_CUDA=OFF -DCHORUS_ENABLE_MPI=OFF >/dev/null
   fuzzers=$(cd build-fuzz && ninja -t targets all | sed -n 's/^\(fuzz_[a-z_]*\): phony$/\1/p' | grep -v _replay | sort -u)
   cmake --build build-fuzz -j "$jobs" --target $fuzzers
   for f in $fuzzers; do

@@ -1,16 +1,10 @@
 // Fuzzes the bootstrap wire parser (src/core/bootstrap/wire.h): what a listener does with the bytes of one
 // connection, from the handshake through rendezvous and data frames, with no I/O.
 //
-// libFuzzer build and run (clang 14), the exact commands used to verify it (30 s, no crash), from the repo root:
-//   clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address -Isrc -Iinclude tests/fuzz/fuzz_bootstrap_wire.cc
-//       src/base/socket.cc src/base/error.cc src/base/logging.cc src/base/params.cc src/base/wait.cc
-//       src/base/futex.cc -lcrypto -o /tmp/fuzz_bootstrap_wire
-//   mkdir -p /tmp/fuzz_bootstrap_wire_corpus /tmp/fuzz_artifacts
-//   /tmp/fuzz_bootstrap_wire -max_total_time=30 -artifact_prefix=/tmp/fuzz_artifacts/
-//       /tmp/fuzz_bootstrap_wire_corpus tests/fuzz/corpus/fuzz_bootstrap_wire
-// (each command is one line; the seed folder comes second so that libFuzzer only reads it). The CMake route
-// is -DCHORUS_BUILD_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ and `ninja fuzz_bootstrap_wire`, which needs the
-// whole library to compile with clang.
+// libFuzzer build and run (clang 14), as scripts/test.sh does it:
+//   cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCHORUS_BUILD_FUZZ=ON
+//   ninja -C build-fuzz fuzz_bootstrap_wire
+//   ./build-fuzz/bin/fuzz_bootstrap_wire -max_total_time=30 <work dir> tests/fuzz/corpus/fuzz_bootstrap_wire
 // Any compiler: the fuzz_bootstrap_wire_replay test runs the seed corpus.
 //
 // Input layout: byte 0 picks the read-chunk size (partial reads), the rest is the stream a peer sends.
@@ -26,12 +20,9 @@
 #include "core/bootstrap/rendezvous.h"
 #include "core/bootstrap/wire.h"
 
-// The code under test is compiled into this file, not taken from libchorus.a: only this translation unit
-// gets -fsanitize=fuzzer, and libFuzzer is blind to code built without its coverage instrumentation. The
-// linker then resolves these symbols here and never pulls the library's copies of the same objects.
-#include "core/bootstrap/hmac.cc"        // NOLINT(build/include)
-#include "core/bootstrap/rendezvous.cc"  // NOLINT(build/include)
-#include "core/bootstrap/wire.cc"        // NOLINT(build/include)
+// tests/fuzz/CMakeLists.txt compiles wire.cc, hmac.cc and rendezvous.cc into the libFuzzer binary with the
+// fuzzer's coverage instrumentation (libFuzzer is blind to code built without it); the replay test links the
+// library's copies.
 
 using namespace chorus;
 using namespace chorus::bootstrap;
