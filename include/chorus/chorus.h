@@ -35,7 +35,7 @@ extern "C" {
 #define CHORUS_MINOR 1
 #define CHORUS_PATCH 0
 /** Encodes a version the way NCCL >= 2.9 does: major*10000 + minor*100 + patch. */
-#define CHORUS_VERSION(X, Y, Z) ((X) * 10000 + (Y) * 100 + (Z))
+#define CHORUS_VERSION(X, Y, Z) ((X)*10000 + (Y)*100 + (Z))
 #define CHORUS_VERSION_CODE CHORUS_VERSION(CHORUS_MAJOR, CHORUS_MINOR, CHORUS_PATCH)
 
 /** Size of the opaque unique id, as NCCL_UNIQUE_ID_BYTES. */
@@ -137,11 +137,11 @@ typedef struct chorusConfig_v1 {
 } chorusConfig_t;
 
 #define CHORUS_CONFIG_MAGIC 0xcafebeefu
-#define CHORUS_CONFIG_INITIALIZER                                                                         \
-  {                                                                                                       \
-    sizeof(chorusConfig_t), CHORUS_CONFIG_MAGIC, CHORUS_VERSION_CODE, CHORUS_CONFIG_UNDEF_INT,            \
+#define CHORUS_CONFIG_INITIALIZER                                                                           \
+  {                                                                                                         \
+    sizeof(chorusConfig_t), CHORUS_CONFIG_MAGIC, CHORUS_VERSION_CODE, CHORUS_CONFIG_UNDEF_INT,              \
         CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_INT, \
-        CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_INT                         \
+        CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_INT                           \
   }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -290,13 +290,11 @@ CHORUS_API chorusResult_t chorusStreamDestroy(chorusStream_t stream);
 /* ---------------------------------------------------------------------------------------------------- */
 
 /** Reduces `count` elements across ranks with `op`; every rank receives the result in recvbuff. */
-CHORUS_API chorusResult_t chorusAllReduce(const void* sendbuff, void* recvbuff, size_t count,
-                                          chorusDataType_t datatype, chorusRedOp_t op, chorusComm_t comm,
-                                          chorusStream_t stream);
+CHORUS_API chorusResult_t chorusAllReduce(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
+                                          chorusRedOp_t op, chorusComm_t comm, chorusStream_t stream);
 /** Copies `count` elements of root's sendbuff into every rank's recvbuff. */
-CHORUS_API chorusResult_t chorusBroadcast(const void* sendbuff, void* recvbuff, size_t count,
-                                          chorusDataType_t datatype, int root, chorusComm_t comm,
-                                          chorusStream_t stream);
+CHORUS_API chorusResult_t chorusBroadcast(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
+                                          int root, chorusComm_t comm, chorusStream_t stream);
 /** Reduces `count` elements across ranks into root's recvbuff; recvbuff is ignored on other ranks. */
 CHORUS_API chorusResult_t chorusReduce(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
                                        chorusRedOp_t op, int root, chorusComm_t comm, chorusStream_t stream);
@@ -308,16 +306,14 @@ CHORUS_API chorusResult_t chorusReduceScatter(const void* sendbuff, void* recvbu
                                               chorusDataType_t datatype, chorusRedOp_t op, chorusComm_t comm,
                                               chorusStream_t stream);
 /** Sends block j (count elements) of sendbuff to rank j and receives block j of recvbuff from rank j. */
-CHORUS_API chorusResult_t chorusAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
-                                         chorusDataType_t datatype, chorusComm_t comm, chorusStream_t stream);
+CHORUS_API chorusResult_t chorusAlltoAll(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
+                                         chorusComm_t comm, chorusStream_t stream);
 /** Gathers sendcount elements of every rank into root's recvbuff, in rank order. */
 CHORUS_API chorusResult_t chorusGather(const void* sendbuff, void* recvbuff, size_t sendcount,
-                                       chorusDataType_t datatype, int root, chorusComm_t comm,
-                                       chorusStream_t stream);
+                                       chorusDataType_t datatype, int root, chorusComm_t comm, chorusStream_t stream);
 /** Sends block j (recvcount elements) of root's sendbuff to rank j's recvbuff. */
 CHORUS_API chorusResult_t chorusScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
-                                        chorusDataType_t datatype, int root, chorusComm_t comm,
-                                        chorusStream_t stream);
+                                        chorusDataType_t datatype, int root, chorusComm_t comm, chorusStream_t stream);
 /** Sends count elements to rank peer, which must post a matching chorusRecv. */
 CHORUS_API chorusResult_t chorusSend(const void* sendbuff, size_t count, chorusDataType_t datatype, int peer,
                                      chorusComm_t comm, chorusStream_t stream);

@@ -9,7 +9,16 @@
 namespace chorus::coll {
 
 enum class CollType : int {
-  kAllReduce, kBroadcast, kReduce, kAllGather, kReduceScatter, kAllToAll, kGather, kScatter, kSend, kRecv,
+  kAllReduce,
+  kBroadcast,
+  kReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kGather,
+  kScatter,
+  kSend,
+  kRecv,
 };
 const char* collName(CollType t);  // "AllReduce", ...
 
@@ -20,11 +29,11 @@ struct CollOp {
   CollType type = CollType::kAllReduce;
   const void* sendbuff = nullptr;
   void* recvbuff = nullptr;
-  size_t count = 0;             // as the API call's count argument
+  size_t count = 0;  // as the API call's count argument
   reduce::DType dtype = reduce::DType::kFloat32;
   reduce::Op op = reduce::Op::kSum;
-  int root = 0;                 // broadcast, reduce, gather, scatter
-  int peer = -1;                // send, recv
+  int root = 0;   // broadcast, reduce, gather, scatter
+  int peer = -1;  // send, recv
   // Decided at enqueue time (tuning):
   Algo algo = Algo::kRing;
   int nChannels = 1;

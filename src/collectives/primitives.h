@@ -53,18 +53,18 @@ constexpr int kMaxSendPeers = 4;
 
 // Arguments every algorithm reads (plain data, copied to the device unchanged).
 struct CollArgs {
-  size_t count = 0;        // elements: per rank for all-gather/reduce-scatter blocks, total otherwise
+  size_t count = 0;  // elements: per rank for all-gather/reduce-scatter blocks, total otherwise
   int nranks = 1;
-  int rank = 0;            // the caller's rank in the communicator
-  int root = 0;            // broadcast/reduce/gather/scatter root, as a communicator rank
-  int ringIndex = 0;       // the caller's position in this channel's ring
-  int channel = 0;         // this channel, in [0, nChannels)
+  int rank = 0;       // the caller's rank in the communicator
+  int root = 0;       // broadcast/reduce/gather/scatter root, as a communicator rank
+  int ringIndex = 0;  // the caller's position in this channel's ring
+  int channel = 0;    // this channel, in [0, nChannels)
   int nChannels = 1;
-  size_t chunkElems = 0;   // elements per pipeline step (per channel); > 0
-  size_t grainElems = 1;   // chunks are rounded up to a multiple of this (64 / sizeof(T)) where chunkElems allows
+  size_t chunkElems = 0;      // elements per pipeline step (per channel); > 0
+  size_t grainElems = 1;      // chunks are rounded up to a multiple of this (64 / sizeof(T)) where chunkElems allows
   const int* ring = nullptr;  // this channel's ring order: ring[i] is the rank at position i (nranks entries)
-  int treeParent = -1;     // tree algorithms: this channel's tree parent rank (-1 at the root)
-  int treeNChildren = 0;   // tree algorithms: number of children (0 at a leaf)
+  int treeParent = -1;        // tree algorithms: this channel's tree parent rank (-1 at the root)
+  int treeNChildren = 0;      // tree algorithms: number of children (0 at a leaf)
 };
 
 // Tree algorithms take two Primitives: `up` receives from the children and sends to the parent, `down`

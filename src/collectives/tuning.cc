@@ -1,8 +1,8 @@
 #include "collectives/tuning.h"
 
+#include <strings.h>
 #include <algorithm>
 #include <cmath>
-#include <strings.h>
 
 #include "base/error.h"
 #include "base/logging.h"
@@ -17,7 +17,9 @@ constexpr LinkCost kNet{15.0, 2.0};
 // Largest all-reduce the direct algorithm takes (it moves (nranks-1) times the buffer per rank).
 constexpr size_t kDirectMaxBytes = 32u << 10;
 
-LinkCost linkCost(const TuningContext& t) { return t.nHosts > 1 ? kNet : kShm; }
+LinkCost linkCost(const TuningContext& t) {
+  return t.nHosts > 1 ? kNet : kShm;
+}
 
 bool algoApplies(CollType type, Algo algo) {
   switch (type) {
@@ -31,10 +33,14 @@ bool algoApplies(CollType type, Algo algo) {
 }
 
 bool parseAlgoName(const std::string& name, Algo* a) {
-  if (strcasecmp(name.c_str(), "ring") == 0) *a = Algo::kRing;
-  else if (strcasecmp(name.c_str(), "tree") == 0) *a = Algo::kTree;
-  else if (strcasecmp(name.c_str(), "direct") == 0) *a = Algo::kDirect;
-  else return false;
+  if (strcasecmp(name.c_str(), "ring") == 0)
+    *a = Algo::kRing;
+  else if (strcasecmp(name.c_str(), "tree") == 0)
+    *a = Algo::kTree;
+  else if (strcasecmp(name.c_str(), "direct") == 0)
+    *a = Algo::kDirect;
+  else
+    return false;
   return true;
 }
 
@@ -123,10 +129,9 @@ void tune(CollOp& op, const TuningContext& t) {
   const int64_t forcedChunk = param::ChunkSize();
   // Four slots per chunk keep two chunks in flight in the eight-slot FIFOs, as NCCL's chunkSteps 4 of 8.
   op.chunkBytes = forcedChunk > 0 ? static_cast<size_t>(forcedChunk) : std::max<size_t>(t.slotBytes * 4, 4096);
-  CHORUS_LOG_INFO(kTuning, collName(op.type), ": ", bytes, " bytes, ", t.nranks, " ranks on ", t.nHosts,
-                  " hosts -> ", algoName(op.algo), ", ", op.nChannels, " channels, chunk ", op.chunkBytes,
-                  " bytes (ring ", predictUs(op, Algo::kRing, t), " us, tree ", predictUs(op, Algo::kTree, t),
-                  " us)");
+  CHORUS_LOG_INFO(kTuning, collName(op.type), ": ", bytes, " bytes, ", t.nranks, " ranks on ", t.nHosts, " hosts -> ",
+                  algoName(op.algo), ", ", op.nChannels, " channels, chunk ", op.chunkBytes, " bytes (ring ",
+                  predictUs(op, Algo::kRing, t), " us, tree ", predictUs(op, Algo::kTree, t), " us)");
 }
 
 }  // namespace chorus::coll

@@ -19,9 +19,9 @@ namespace chorus::coll {
 struct TuningContext {
   int nranks = 1;
   int nHosts = 1;
-  int maxChannels = 1;    // rings prepared
+  int maxChannels = 1;  // rings prepared
   int minChannels = 1;
-  size_t slotBytes = 0;   // FIFO slot size
+  size_t slotBytes = 0;  // FIFO slot size
 };
 
 // Per-hop latency and per-rank bandwidth of a link class.

@@ -29,7 +29,9 @@ chorusResult_t enqueue(const char* api, chorusComm_t handle, chorusStream_t stre
                        "the communicator is still being created (non-blocking init): poll chorusCommGetAsyncError");
     CHORUS_CHECK_USAGE(init == Status::kSuccess, "the communicator failed to initialize");
     CHORUS_CHECK_USAGE(!comm->aborted(), "the communicator was aborted");
-    s = chorus::core::checkStream(stream);
+    // A CUDA communicator's stream is a cudaStream_t, carried through to the device launch untouched; a host
+    // communicator's must be a live host stream.
+    s = comm->device() >= 0 ? reinterpret_cast<chorus::core::HostStream*>(stream) : chorus::core::checkStream(stream);
     chorus::core::validateOp(*comm, op);
     if (!chorus::coll::isP2pOp(op) || op.type == CollType::kAllToAll || op.type == CollType::kGather ||
         op.type == CollType::kScatter) {
@@ -61,8 +63,8 @@ chorusResult_t enqueue(const char* api, chorusComm_t handle, chorusStream_t stre
 
 // Builds an operation, converting the API's enums (errors name the argument).
 chorusResult_t makeAndEnqueue(const char* api, CollType type, const void* sendbuff, void* recvbuff, size_t count,
-                              chorusDataType_t datatype, chorusRedOp_t redop, int root, int peer,
-                              chorusComm_t comm, chorusStream_t stream) {
+                              chorusDataType_t datatype, chorusRedOp_t redop, int root, int peer, chorusComm_t comm,
+                              chorusStream_t stream) {
   CollOp op;
   chorusResult_t rc = chorus::core::apiGuard(api, nullptr, [&] {
     op.type = type;
@@ -112,8 +114,8 @@ chorusResult_t chorusAllGather(const void* sendbuff, void* recvbuff, size_t send
 
 chorusResult_t chorusReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, chorusDataType_t datatype,
                                    chorusRedOp_t op, chorusComm_t comm, chorusStream_t stream) {
-  return makeAndEnqueue("chorusReduceScatter", CollType::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op,
-                        0, -1, comm, stream);
+  return makeAndEnqueue("chorusReduceScatter", CollType::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, 0,
+                        -1, comm, stream);
 }
 
 chorusResult_t chorusAlltoAll(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
@@ -122,10 +124,10 @@ chorusResult_t chorusAlltoAll(const void* sendbuff, void* recvbuff, size_t count
                         comm, stream);
 }
 
-chorusResult_t chorusGather(const void* sendbuff, void* recvbuff, size_t sendcount, chorusDataType_t datatype,
-                            int root, chorusComm_t comm, chorusStream_t stream) {
-  return makeAndEnqueue("chorusGather", CollType::kGather, sendbuff, recvbuff, sendcount, datatype, chorusSum, root,
-                        -1, comm, stream);
+chorusResult_t chorusGather(const void* sendbuff, void* recvbuff, size_t sendcount, chorusDataType_t datatype, int root,
+                            chorusComm_t comm, chorusStream_t stream) {
+  return makeAndEnqueue("chorusGather", CollType::kGather, sendbuff, recvbuff, sendcount, datatype, chorusSum, root, -1,
+                        comm, stream);
 }
 
 chorusResult_t chorusScatter(const void* sendbuff, void* recvbuff, size_t recvcount, chorusDataType_t datatype,

@@ -34,6 +34,7 @@ void checkRankArgs(chorusComm_t* comm, int nranks, int rank) {
 // Frees a communicator once its pending work has drained (or the deadline passed).
 void destroyComm(Comm* c) {
   c->joinInitThread();
+  if (c->aborted()) c->poisonConnections();  // peers waiting on an aborted rank fail now
   chorus::core::unregisterComm(c);
   try {
     c->waitIdle(c->waitContext("destroying the communicator"));
@@ -137,7 +138,9 @@ chorusResult_t chorusCommInitAll(chorusComm_t* comms, int ndev, const int* devli
     for (int r = 0; r < ndev; ++r) {
       threads.emplace_back([&, r] {
         try {
-          made[r] = chorus::core::initRank(id, ndev, r, options);
+          CommOptions mine = options;
+          mine.device = devlist == nullptr ? CHORUS_DEVICE_HOST : chorus::core::resolveDevice(devlist[r]);
+          made[r] = chorus::core::initRank(id, ndev, r, mine);
         } catch (const chorus::Error& e) {
           status[r] = e.status();
           errors[r] = e.what();
@@ -196,9 +199,8 @@ chorusResult_t chorusCommSplit(chorusComm_t comm, int color, int key, chorusComm
     for (const Entry& e : all) {
       if (e.color == color) mine.push_back(e);
     }
-    std::stable_sort(mine.begin(), mine.end(), [](const Entry& a, const Entry& b) {
-      return a.key != b.key ? a.key < b.key : a.rank < b.rank;
-    });
+    std::stable_sort(mine.begin(), mine.end(),
+                     [](const Entry& a, const Entry& b) { return a.key != b.key ? a.key < b.key : a.rank < b.rank; });
     std::vector<int> members;
     for (const Entry& e : mine) members.push_back(e.rank);
     auto child = parent->bootstrap().subset(members, (tag << 32) ^ static_cast<uint32_t>(color));
@@ -208,8 +210,8 @@ chorusResult_t chorusCommSplit(chorusComm_t comm, int color, int key, chorusComm
   });
 }
 
-chorusResult_t chorusCommShrink(chorusComm_t comm, int* excludeRanksList, int excludeRanksCount,
-                                chorusComm_t* newcomm, chorusConfig_t* config, int shrinkFlags) {
+chorusResult_t chorusCommShrink(chorusComm_t comm, int* excludeRanksList, int excludeRanksCount, chorusComm_t* newcomm,
+                                chorusConfig_t* config, int shrinkFlags) {
   return apiGuard("chorusCommShrink", nullptr, [&] {
     Comm* parent = checkComm(comm);
     CHORUS_CHECK_ARG(newcomm != nullptr, "newcomm is NULL");
@@ -229,8 +231,10 @@ chorusResult_t chorusCommShrink(chorusComm_t comm, int* excludeRanksList, int ex
     std::vector<int> members;
     uint64_t h = 0;
     for (int r = 0; r < parent->nranks(); ++r) {
-      if (!excluded[r]) members.push_back(r);
-      else h = h * 1315423911u + static_cast<uint64_t>(r) + 1;
+      if (!excluded[r])
+        members.push_back(r);
+      else
+        h = h * 1315423911u + static_cast<uint64_t>(r) + 1;
     }
     CommOptions options = chorus::core::resolveOptions(config, &parent->options());
     uint64_t tag = (parent->nextChildTag() << 32) ^ (h & 0xffffffffu) ^ 0x5348524bull;  // "SHRK"
@@ -306,7 +310,9 @@ chorusResult_t chorusCommCuDevice(const chorusComm_t comm, int* device) {
   });
 }
 
-chorusResult_t chorusCommDevice(const chorusComm_t comm, int* device) { return chorusCommCuDevice(comm, device); }
+chorusResult_t chorusCommDevice(const chorusComm_t comm, int* device) {
+  return chorusCommCuDevice(comm, device);
+}
 
 chorusResult_t chorusCommUserRank(const chorusComm_t comm, int* rank) {
   return apiGuard("chorusCommUserRank", nullptr, [&] {

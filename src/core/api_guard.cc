@@ -17,12 +17,18 @@ static_assert(static_cast<int>(Status::kTimeout) == chorusTimeout);
 namespace {
 thread_local std::string tlsLastError;
 thread_local const Comm* tlsLastErrorComm = nullptr;  // the communicator the thread's last error was about
+}  // namespace
+
+chorusResult_t toResult(Status s) {
+  return static_cast<chorusResult_t>(s);
 }
 
-chorusResult_t toResult(Status s) { return static_cast<chorusResult_t>(s); }
-
-const std::string& threadLastError() { return tlsLastError; }
-const Comm* threadLastErrorComm() { return tlsLastErrorComm; }
+const std::string& threadLastError() {
+  return tlsLastError;
+}
+const Comm* threadLastErrorComm() {
+  return tlsLastErrorComm;
+}
 
 void recordLastError(Comm* comm, const std::string& msg) {
   // Messages from waits already name the rank ("rank 2: recv from rank 1 ..."): name it once.

@@ -19,8 +19,8 @@ struct CallSignature {
 std::string describe(const CallSignature& s) {
   if (s.nColls == 0) return "no collective";
   std::string d = std::string(coll::collName(static_cast<coll::CollType>(s.type))) + "(count " +
-                  std::to_string(s.count) + ", " + reduce::dtypeName(static_cast<reduce::DType>(s.dtype)) +
-                  ", op " + std::to_string(s.op) + ", root " + std::to_string(s.root) + ")";
+                  std::to_string(s.count) + ", " + reduce::dtypeName(static_cast<reduce::DType>(s.dtype)) + ", op " +
+                  std::to_string(s.op) + ", root " + std::to_string(s.root) + ")";
   if (s.nColls > 1) d += " and " + std::to_string(s.nColls - 1) + " more";
   return d;
 }
@@ -56,8 +56,8 @@ void checkMatchingCalls(Comm& comm, const std::vector<coll::CollOp>& ops, const 
   comm.bootstrap().allgather(all.data(), sizeof(CallSignature), ctx);
   for (int r = 0; r < comm.nranks(); ++r) {
     if (all[r].hash != mine.hash || all[r].nColls != mine.nColls) {
-      CHORUS_THROW(Status::kInvalidUsage, "CHORUS_CHECK: rank ", comm.rank(), " called ", describe(mine),
-                   " but rank ", r, " called ", describe(all[r]));
+      CHORUS_THROW(Status::kInvalidUsage, "CHORUS_CHECK: rank ", comm.rank(), " called ", describe(mine), " but rank ",
+                   r, " called ", describe(all[r]));
     }
   }
 }

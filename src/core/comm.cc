@@ -3,9 +3,9 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <strings.h>
 #include <algorithm>
 #include <chrono>
-#include <strings.h>
 
 #include <cstring>
 #include <random>
@@ -24,7 +24,9 @@ namespace {
 
 // Bootstrap tag of the descriptor message for a connection: identifies the lane. Tags below 2^32 are left
 // to other users of the bootstrap.
-uint64_t connTag(int lane) { return (1ull << 40) | static_cast<uint64_t>(lane); }
+uint64_t connTag(int lane) {
+  return (1ull << 40) | static_cast<uint64_t>(lane);
+}
 
 }  // namespace
 
@@ -64,6 +66,19 @@ WaitContext Comm::waitContext(std::string what) const {
   return ctx;
 }
 
+void Comm::fillWaitContext(WaitContext* ctx, const char* what) const {
+  ctx->deadline = Deadline::afterMs(options_.timeoutMs);
+  ctx->abort = &abort_;
+  // Data-path waits watch only the peer they wait on (each connection's own check): a peer that finished its
+  // part and exited cleanly is no error while its last data is still in flight. A rank whose operation
+  // fails closes its connections (poisonConnections), so a failure reaches its neighbours at once.
+  ctx->liveness = nullptr;
+  ctx->what.assign("rank ");
+  char num[16];
+  snprintf(num, sizeof(num), "%d: ", rank_);
+  ctx->what.append(num).append(what);
+}
+
 void Comm::setUp(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
   LogRankScope logRank(rank_);
   bootstrap_ = std::move(bootstrap);
@@ -88,8 +103,8 @@ void Comm::setUp(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
   }
 
   // config->netName names the network between hosts: only the socket transport exists in this build.
-  CHORUS_CHECK_ARG(options_.netName.empty() || strcasecmp(options_.netName.c_str(), "Socket") == 0,
-                   "config->netName '", options_.netName, "' is not available (this build has: Socket)");
+  CHORUS_CHECK_ARG(options_.netName.empty() || strcasecmp(options_.netName.c_str(), "Socket") == 0, "config->netName '",
+                   options_.netName, "' is not available (this build has: Socket)");
   for (int lane = 0; lane <= coll::kP2pLane; ++lane) {
     sendTable_.emplace_back(new std::atomic<transport::SendConnection*>[nranks_]);
     recvTable_.emplace_back(new std::atomic<transport::RecvConnection*>[nranks_]);
@@ -197,7 +212,15 @@ Worker& Comm::worker() {
   return *worker_;
 }
 
-void Comm::abort() { abort_.store(1); }
+void Comm::abort() {
+  abort_.store(1);
+}
+
+void Comm::poisonConnections() {
+  std::lock_guard<std::mutex> lock(connMu_);
+  for (auto& [key, conn] : sends_) transport::fifoClose(conn->fifo());
+  for (auto& [key, conn] : recvs_) transport::fifoClose(conn->fifo());
+}
 
 void Comm::drainSends(const WaitContext& ctx) {
   std::lock_guard<std::mutex> lock(connMu_);
@@ -227,7 +250,8 @@ void Comm::waitIdle(const WaitContext& ctx) const {
 
 Comm* checkComm(const void* handle, const char* arg) {
   CHORUS_CHECK_ARG(handle != nullptr, arg, " is NULL");
-  CHORUS_CHECK_ARG(isRegisteredComm(handle), arg, " is not a live communicator (destroyed, or not from chorusCommInit*)");
+  CHORUS_CHECK_ARG(isRegisteredComm(handle), arg,
+                   " is not a live communicator (destroyed, or not from chorusCommInit*)");
   Comm* c = const_cast<Comm*>(static_cast<const Comm*>(handle));
   return c;
 }

@@ -62,6 +62,8 @@ class Comm : public coll::ConnectionProvider {
 
   // A WaitContext for one blocking step: deadline = now + timeout, this comm's abort flag, peer liveness.
   WaitContext waitContext(std::string what) const;
+  // The same, refilling *ctx in place (keeps its string's capacity: no allocation on the hot path).
+  void fillWaitContext(WaitContext* ctx, const char* what) const;
 
   // Builds, in two deadlock-free phases, every connection in `keys` that does not exist yet. Collective
   // between the peers named: every rank involved must call it with the mirror keys.
@@ -76,6 +78,10 @@ class Comm : public coll::ConnectionProvider {
   // Waits until every sent slot has left this rank (the socket proxy wrote it, or the peer consumed it), so
   // that destroying the connections loses nothing a peer still expects.
   void drainSends(const WaitContext& ctx);
+
+  // After a failed operation: marks every connection closed, so peers waiting on this rank (through shared
+  // memory or in-process FIFOs) fail at once instead of at their deadline.
+  void poisonConnections();
 
   // Abort: every waiter on this comm gives up.
   void abort();

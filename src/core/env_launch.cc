@@ -50,8 +50,8 @@ LaunchInfo readLaunchInfo() {
       info.size = size;
       info.rankSource = name;
     } else {
-      CHORUS_CHECK_ARG(info.rank == rank && info.size == size, "launcher variables disagree: ", info.rankSource,
-                       " = ", info.rank, "/", info.size, " but ", name, " = ", rank, "/", size);
+      CHORUS_CHECK_ARG(info.rank == rank && info.size == size, "launcher variables disagree: ", info.rankSource, " = ",
+                       info.rank, "/", info.size, " but ", name, " = ", rank, "/", size);
     }
   }
   CHORUS_CHECK_ARG(info.rank >= 0,
@@ -70,8 +70,9 @@ LaunchInfo readLaunchInfo() {
     info.addr = host + ":" + mport;
     info.addrSource = "MASTER_ADDR/MASTER_PORT";
   } else {
-    CHORUS_THROW(Status::kInvalidArgument, "no rendezvous address: set CHORUS_ADDR=host:port (chorusrun does) or "
-                                           "MASTER_ADDR and MASTER_PORT");
+    CHORUS_THROW(Status::kInvalidArgument,
+                 "no rendezvous address: set CHORUS_ADDR=host:port (chorusrun does) or "
+                 "MASTER_ADDR and MASTER_PORT");
   }
   if (const char* secret = getenv("CHORUS_SECRET")) info.secretHex = secret;
   return info;

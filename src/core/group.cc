@@ -4,10 +4,10 @@
 #include <vector>
 
 #include "base/error.h"
+#include "chorus_build_config.h"
 #include "core/comm.h"
 #include "core/host_stream.h"
 #include "core/launch.h"
-#include "chorus_build_config.h"
 #if CHORUS_BUILD_CUDA  // CUDA executor (issue 6)
 #include "core/device_launch.h"
 #endif
@@ -81,17 +81,31 @@ Status launch(const std::vector<PendingCall>& allCalls, std::string* error) {
 
 }  // namespace
 
-bool inGroup() { return group.depth > 0; }
+bool inGroup() {
+  return group.depth > 0;
+}
 
 Status submit(Comm* comm, HostStream* stream, const coll::CollOp& op, std::string* error) {
   if (group.depth > 0) {
     group.calls.push_back(PendingCall{comm, stream, op});
     return Status::kSuccess;
   }
+  if (stream == nullptr && comm->device() < 0) {
+    // The common blocking call: run it here without building a launch (and without allocating).
+    thread_local std::vector<CommWork> works(1);
+    works[0].comm = comm;
+    works[0].ops.assign(1, op);
+    comm->opEnqueued();
+    LaunchResult r = executeLaunch(works);
+    if (r.status != Status::kSuccess && error != nullptr) *error = r.message;
+    return r.status;
+  }
   return launch({PendingCall{comm, stream, op}}, error);
 }
 
-void groupStart() { ++group.depth; }
+void groupStart() {
+  ++group.depth;
+}
 
 void recordGroupError(Status s, const std::string& msg) {
   if (group.depth > 0 && group.firstError == Status::kSuccess) {

@@ -1,5 +1,6 @@
 #include "core/launch.h"
 
+#include <cstdio>
 #include <memory>
 #include <mutex>
 
@@ -13,17 +14,22 @@ namespace chorus::core {
 
 namespace {
 
-// Names the work in messages: "AllReduce(count 1024, float32)" or "group of 3 operations".
-std::string describe(const std::vector<coll::CollOp>& ops) {
-  if (ops.size() != 1) return "group of " + std::to_string(ops.size()) + " operations";
-  const coll::CollOp& op = ops[0];
-  std::string s = std::string(coll::collName(op.type)) + "(count " + std::to_string(op.count) + ", " +
-                  reduce::dtypeName(op.dtype);
-  if (op.type == coll::CollType::kSend || op.type == coll::CollType::kRecv) {
-    s += op.type == coll::CollType::kSend ? ", to rank " : ", from rank ";
-    s += std::to_string(op.peer);
+// Names the work in messages: "AllReduce(count 1024, float32)" or "group of 3 operations". Written into a
+// per-thread buffer, so naming costs no allocation.
+const char* describe(const std::vector<coll::CollOp>& ops) {
+  thread_local char buf[160];
+  if (ops.size() != 1) {
+    snprintf(buf, sizeof(buf), "group of %zu operations", ops.size());
+    return buf;
   }
-  return s + ")";
+  const coll::CollOp& op = ops[0];
+  int n =
+      snprintf(buf, sizeof(buf), "%s(count %zu, %s", coll::collName(op.type), op.count, reduce::dtypeName(op.dtype));
+  if (op.type == coll::CollType::kSend || op.type == coll::CollType::kRecv) {
+    n += snprintf(buf + n, sizeof(buf) - n, ", %s rank %d", op.type == coll::CollType::kSend ? "to" : "from", op.peer);
+  }
+  snprintf(buf + n, sizeof(buf) - n, ")");
+  return buf;
 }
 
 // One communicator's share: connect what is missing, run the collectives in order, then the send/recv
@@ -31,9 +37,12 @@ std::string describe(const std::vector<coll::CollOp>& ops) {
 void executeWork(const CommWork& w) {
   Comm& comm = *w.comm;
   LogRankScope logRank(comm.rank());
-  WaitContext ctx = comm.waitContext(describe(w.ops));
+  // Reused per thread: an operation on a warm communicator allocates nothing here.
+  thread_local WaitContext ctx;
+  comm.fillWaitContext(&ctx, describe(w.ops));
   if (comm.options().checkMode) checkMatchingCalls(comm, w.ops, ctx);
-  std::vector<coll::ConnKey> keys;
+  thread_local std::vector<coll::ConnKey> keys;
+  keys.clear();
   for (const coll::CollOp& op : w.ops) {
     coll::addNeededConnections(op, comm.topo(), comm.rank(), comm.nranks(), &keys);
   }
@@ -77,6 +86,7 @@ LaunchResult executeLaunch(const std::vector<CommWork>& works) {
       if (msg.find(tag) == std::string::npos) msg = tag + msg;
       for (size_t at; (at = msg.find(tag + tag)) != std::string::npos;) msg.erase(at, tag.size());
       w.comm->recordAsyncError(e.status(), msg);
+      w.comm->poisonConnections();
       CHORUS_LOG_WARN(kColl, msg);
       std::lock_guard<std::mutex> lock(mu);
       if (result.status == Status::kSuccess) result = {e.status(), msg};

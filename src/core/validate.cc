@@ -3,8 +3,8 @@
 #include <cstdint>
 
 #include "base/error.h"
-#include "core/comm.h"
 #include "chorus_build_config.h"
+#include "core/comm.h"
 #if CHORUS_BUILD_CUDA  // CUDA executor (issue 6)
 #include "transport/cuda/cuda_util.h"
 #endif
@@ -12,8 +12,8 @@
 namespace chorus::core {
 
 reduce::DType toDType(chorusDataType_t t) {
-  CHORUS_CHECK_ARG(static_cast<int>(t) >= 0 && static_cast<int>(t) < chorusNumTypes, "datatype ",
-                   static_cast<int>(t), " is not a chorusDataType_t (0..", chorusNumTypes - 1, ")");
+  CHORUS_CHECK_ARG(static_cast<int>(t) >= 0 && static_cast<int>(t) < chorusNumTypes, "datatype ", static_cast<int>(t),
+                   " is not a chorusDataType_t (0..", chorusNumTypes - 1, ")");
   return static_cast<reduce::DType>(t);
 }
 
@@ -67,8 +67,14 @@ void validateOp(const Comm& comm, const coll::CollOp& op) {
   const char* inPlace = static_cast<const char*>(op.recvbuff);
   switch (op.type) {
     case coll::CollType::kAllReduce: in = out = bytes; break;
-    case coll::CollType::kBroadcast: in = me == op.root ? bytes : 0; out = bytes; break;
-    case coll::CollType::kReduce: in = bytes; out = me == op.root ? bytes : 0; break;
+    case coll::CollType::kBroadcast:
+      in = me == op.root ? bytes : 0;
+      out = bytes;
+      break;
+    case coll::CollType::kReduce:
+      in = bytes;
+      out = me == op.root ? bytes : 0;
+      break;
     case coll::CollType::kAllGather:
       in = bytes;
       out = bytes * n;

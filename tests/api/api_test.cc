@@ -18,7 +18,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double secondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 // Creates n host ranks as threads through chorusGetUniqueId + chorusCommInitRank (the path most programs use).
 std::vector<chorusComm_t> initThreads(int n, chorusConfig_t* config = nullptr) {
@@ -198,7 +200,8 @@ TEST(Api, DeadlineBecomesTimeout) {
   auto start = Clock::now();
   EXPECT_EQ(chorusAllReduce(&x, &y, 1, chorusFloat32, chorusSum, comms[0], nullptr), chorusTimeout);
   EXPECT_LT(secondsSince(start), 3.0);
-  EXPECT_NE(std::string(chorusGetLastError(comms[0])).find("rank 0"), std::string::npos) << chorusGetLastError(comms[0]);
+  EXPECT_NE(std::string(chorusGetLastError(comms[0])).find("rank 0"), std::string::npos)
+      << chorusGetLastError(comms[0]);
   for (auto c : comms) chorusCommAbort(c);
 }
 
@@ -292,14 +295,15 @@ const bool kDieChild = registerChild("die", [](int rank, int, const std::vector<
   chorusComm_t comm = nullptr;
   if (chorusCommInitFromEnv(&comm, nullptr) != chorusSuccess) return 2;
   const std::string how = args.empty() ? "kill" : args[0];
-  std::vector<float> buf(1 << 22, 1.0f);
+  // 256 MiB: far longer to all-reduce than the 2 ms after which rank 1 leaves.
+  std::vector<float> buf(how == "exit" ? (1 << 26) : (1 << 22), 1.0f);
   if (rank == 1) {
     if (how == "kill") raise(SIGKILL);
     // Exit in the middle of a transfer: start a large all-reduce on a stream, then leave at once.
     chorusStream_t s;
     chorusStreamCreate(&s);
     chorusAllReduce(buf.data(), buf.data(), buf.size(), chorusFloat32, chorusSum, comm, s);
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
     _exit(0);
   }
   auto start = Clock::now();

@@ -56,22 +56,32 @@ void runProcesses(int n, int hosts, bool full) {
 }
 
 class CollThreads : public ::testing::TestWithParam<int> {};
-TEST_P(CollThreads, Quick) { runThreads(GetParam(), quickSweep()); }
+TEST_P(CollThreads, Quick) {
+  runThreads(GetParam(), quickSweep());
+}
 INSTANTIATE_TEST_SUITE_P(Ranks, CollThreads, ::testing::Values(1, 2, 3, 5));
 
 class CollThreadsFull : public ::testing::TestWithParam<int> {};
-TEST_P(CollThreadsFull, Full) { runThreads(GetParam(), fullSweep()); }
+TEST_P(CollThreadsFull, Full) {
+  runThreads(GetParam(), fullSweep());
+}
 INSTANTIATE_TEST_SUITE_P(Ranks, CollThreadsFull, ::testing::Values(1, 2, 3, 5, 8));
 
 class CollProcs : public ::testing::TestWithParam<int> {};
-TEST_P(CollProcs, Quick) { runProcesses(GetParam(), 1, false); }
+TEST_P(CollProcs, Quick) {
+  runProcesses(GetParam(), 1, false);
+}
 INSTANTIATE_TEST_SUITE_P(Ranks, CollProcs, ::testing::Values(2, 3));
 
 class CollProcsFull : public ::testing::TestWithParam<int> {};
-TEST_P(CollProcsFull, Full) { runProcesses(GetParam(), 1, true); }
+TEST_P(CollProcsFull, Full) {
+  runProcesses(GetParam(), 1, true);
+}
 INSTANTIATE_TEST_SUITE_P(Ranks, CollProcsFull, ::testing::Values(2, 3, 5, 8));
 
-TEST(CollSimHosts, Quick) { runProcesses(4, 2, false); }
+TEST(CollSimHosts, Quick) {
+  runProcesses(4, 2, false);
+}
 
 // Every algorithm on every collective it implements, whatever the tuning would pick.
 class CollForcedAlgo : public ::testing::TestWithParam<const char*> {};
@@ -81,7 +91,9 @@ TEST_P(CollForcedAlgo, Quick) {
   unsetenv("CHORUS_ALGO");
 }
 INSTANTIATE_TEST_SUITE_P(Algos, CollForcedAlgo, ::testing::Values("ring", "tree", "direct", "allreduce:tree;ring"));
-TEST(CollSimHostsFull, Full) { runProcesses(5, 2, true); }
+TEST(CollSimHostsFull, Full) {
+  runProcesses(5, 2, true);
+}
 
 }  // namespace
 }  // namespace chorus::test

@@ -13,7 +13,9 @@ namespace {
 constexpr size_t kGuard = 64;
 constexpr unsigned char kGuardByte = 0xA5;
 
-bool reduces(Coll c) { return c == Coll::kAllReduce || c == Coll::kReduce || c == Coll::kReduceScatter; }
+bool reduces(Coll c) {
+  return c == Coll::kAllReduce || c == Coll::kReduce || c == Coll::kReduceScatter;
+}
 bool rooted(Coll c) {
   return c == Coll::kBroadcast || c == Coll::kReduce || c == Coll::kGather || c == Coll::kScatter;
 }
@@ -99,8 +101,12 @@ std::string runCase(chorusComm_t comm, chorusStream_t stream, const Case& c, int
     switch (c.coll) {
       case Coll::kAllGather: send = recv + rank * block; break;
       case Coll::kReduceScatter: recv = send + rank * block; break;
-      case Coll::kGather: if (rank == c.root) send = recv + c.root * block; break;
-      case Coll::kScatter: if (rank == c.root) recv = send + c.root * block; break;
+      case Coll::kGather:
+        if (rank == c.root) send = recv + c.root * block;
+        break;
+      case Coll::kScatter:
+        if (rank == c.root) recv = send + c.root * block;
+        break;
       default: send = recv; break;
     }
   }
@@ -138,29 +144,31 @@ std::string runCase(chorusComm_t comm, chorusStream_t stream, const Case& c, int
       if (rank == c.root) wrong = countWrong(recv, c.type, c.op, n, cnt, red, &first);
       break;
     case Coll::kReduceScatter:
-      wrong = countWrong(recv, c.type, c.op, n, cnt, [&](size_t i) { return red(rank * cnt + i); }, &first);
+      wrong = countWrong(
+          recv, c.type, c.op, n, cnt, [&](size_t i) { return red(rank * cnt + i); }, &first);
       break;
     case Coll::kBroadcast:
-      wrong = countWrong(recv, c.type, chorusSum, n, cnt, [&](size_t i) { return value(c.root, i); }, &first);
+      wrong = countWrong(
+          recv, c.type, chorusSum, n, cnt, [&](size_t i) { return value(c.root, i); }, &first);
       break;
     case Coll::kAllGather:
-      wrong = countWrong(recv, c.type, chorusSum, n, cnt * n, [&](size_t i) { return value(i / cnt, i % cnt); },
-                         &first);
+      wrong = countWrong(
+          recv, c.type, chorusSum, n, cnt * n, [&](size_t i) { return value(i / cnt, i % cnt); }, &first);
       break;
     case Coll::kAllToAll:
       // Block j of this rank's output is block `rank` of rank j's input.
-      wrong = countWrong(recv, c.type, chorusSum, n, cnt * n,
-                         [&](size_t i) { return value(i / cnt, rank * cnt + i % cnt); }, &first);
+      wrong = countWrong(
+          recv, c.type, chorusSum, n, cnt * n, [&](size_t i) { return value(i / cnt, rank * cnt + i % cnt); }, &first);
       break;
     case Coll::kGather:
       if (rank == c.root) {
-        wrong = countWrong(recv, c.type, chorusSum, n, cnt * n, [&](size_t i) { return value(i / cnt, i % cnt); },
-                           &first);
+        wrong = countWrong(
+            recv, c.type, chorusSum, n, cnt * n, [&](size_t i) { return value(i / cnt, i % cnt); }, &first);
       }
       break;
     case Coll::kScatter:
-      wrong = countWrong(recv, c.type, chorusSum, n, cnt, [&](size_t i) { return value(c.root, rank * cnt + i); },
-                         &first);
+      wrong = countWrong(
+          recv, c.type, chorusSum, n, cnt, [&](size_t i) { return value(c.root, rank * cnt + i); }, &first);
       break;
   }
   if (wrong != 0) return describe(c, rank) + ": " + std::to_string(wrong) + " wrong elements, first " + first;
@@ -170,15 +178,15 @@ std::string runCase(chorusComm_t comm, chorusStream_t stream, const Case& c, int
 }  // namespace
 
 const char* collName(Coll c) {
-  static const char* names[] = {"AllReduce", "Broadcast", "Reduce",  "AllGather",
-                                "ReduceScatter", "AlltoAll", "Gather", "Scatter"};
+  static const char* names[] = {"AllReduce",     "Broadcast", "Reduce", "AllGather",
+                                "ReduceScatter", "AlltoAll",  "Gather", "Scatter"};
   return names[static_cast<int>(c)];
 }
 
 SweepConfig fullSweep() {
   SweepConfig c;
-  c.colls = {Coll::kAllReduce, Coll::kBroadcast, Coll::kReduce,  Coll::kAllGather,
-             Coll::kReduceScatter, Coll::kAllToAll, Coll::kGather, Coll::kScatter};
+  c.colls = {Coll::kAllReduce,     Coll::kBroadcast, Coll::kReduce, Coll::kAllGather,
+             Coll::kReduceScatter, Coll::kAllToAll,  Coll::kGather, Coll::kScatter};
   for (int t = 0; t < chorusNumTypes; ++t) c.types.push_back(static_cast<chorusDataType_t>(t));
   c.ops = {chorusSum, chorusProd, chorusMax, chorusMin, chorusAvg};
   c.counts = {0, 1, 7, 1021, 65537, 1048583};

@@ -20,10 +20,10 @@ using ChildMain = std::function<int(int rank, int nranks, const std::vector<std:
 bool registerChild(const std::string& name, ChildMain fn);
 
 struct ChildOptions {
-  int hosts = 1;                          // simulated hosts (distinct CHORUS_HOSTID), ranks spread in blocks
-  int timeoutSec = 120;                   // children still running then are killed (status -SIGKILL)
-  std::vector<std::string> args;          // passed to every child
-  std::map<std::string, std::string> env; // extra environment
+  int hosts = 1;                           // simulated hosts (distinct CHORUS_HOSTID), ranks spread in blocks
+  int timeoutSec = 120;                    // children still running then are killed (status -SIGKILL)
+  std::vector<std::string> args;           // passed to every child
+  std::map<std::string, std::string> env;  // extra environment
 };
 
 struct ChildResult {
@@ -48,10 +48,10 @@ int freePort();
 }  // namespace chorus::test
 
 // main() of a test binary that has child entry points.
-#define CHORUS_TEST_MAIN()                                                    \
-  int main(int argc, char** argv) {                                           \
-    int code = 0;                                                             \
-    if (::chorus::test::runChildIfRequested(argc, argv, &code)) return code;  \
-    ::testing::InitGoogleTest(&argc, argv);                                   \
-    return RUN_ALL_TESTS();                                                   \
+#define CHORUS_TEST_MAIN()                                                   \
+  int main(int argc, char** argv) {                                          \
+    int code = 0;                                                            \
+    if (::chorus::test::runChildIfRequested(argc, argv, &code)) return code; \
+    ::testing::InitGoogleTest(&argc, argv);                                  \
+    return RUN_ALL_TESTS();                                                  \
   }

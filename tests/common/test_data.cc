@@ -36,8 +36,12 @@ double wrapInt(chorusDataType_t t, long double v) {
 
 }  // namespace
 
-size_t typeSize(chorusDataType_t t) { return reduce::dtypeSize(static_cast<reduce::DType>(t)); }
-const char* typeName(chorusDataType_t t) { return reduce::dtypeName(static_cast<reduce::DType>(t)); }
+size_t typeSize(chorusDataType_t t) {
+  return reduce::dtypeSize(static_cast<reduce::DType>(t));
+}
+const char* typeName(chorusDataType_t t) {
+  return reduce::dtypeName(static_cast<reduce::DType>(t));
+}
 
 const char* opName(chorusRedOp_t op) {
   static const char* names[] = {"sum", "prod", "max", "min", "avg"};
@@ -126,8 +130,12 @@ double expectedReduce(chorusDataType_t t, chorusRedOp_t op, int nranks, size_t i
 bool matches(chorusDataType_t t, chorusRedOp_t op, int nranks, double got, double want) {
   if (op != chorusAvg || !isFloat(t)) return got == want;
   // Pre-multiplying each contribution by 1/nranks rounds once per contribution and once per addition.
-  double eps = t == chorusFloat64 ? 0x1p-52 : t == chorusFloat32 ? 0x1p-23 : t == chorusFloat16 ? 0x1p-10
-               : t == chorusBfloat16 ? 0x1p-7 : t == chorusFloat8e4m3 ? 0x1p-3 : 0x1p-2;
+  double eps = t == chorusFloat64      ? 0x1p-52
+               : t == chorusFloat32    ? 0x1p-23
+               : t == chorusFloat16    ? 0x1p-10
+               : t == chorusBfloat16   ? 0x1p-7
+               : t == chorusFloat8e4m3 ? 0x1p-3
+                                       : 0x1p-2;
   double scale = 4.0 + std::fabs(want);  // inputs are at most 4 in magnitude
   return std::fabs(got - want) <= 2.0 * nranks * eps * scale;
 }

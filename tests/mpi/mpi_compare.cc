@@ -26,20 +26,32 @@ void fail(const std::string& what) {
 template <typename T>
 MPI_Datatype mpiType();
 template <>
-MPI_Datatype mpiType<float>() { return MPI_FLOAT; }
+MPI_Datatype mpiType<float>() {
+  return MPI_FLOAT;
+}
 template <>
-MPI_Datatype mpiType<double>() { return MPI_DOUBLE; }
+MPI_Datatype mpiType<double>() {
+  return MPI_DOUBLE;
+}
 template <>
-MPI_Datatype mpiType<int32_t>() { return MPI_INT32_T; }
+MPI_Datatype mpiType<int32_t>() {
+  return MPI_INT32_T;
+}
 
 template <typename T>
 chorusDataType_t chorusType();
 template <>
-chorusDataType_t chorusType<float>() { return chorusFloat32; }
+chorusDataType_t chorusType<float>() {
+  return chorusFloat32;
+}
 template <>
-chorusDataType_t chorusType<double>() { return chorusFloat64; }
+chorusDataType_t chorusType<double>() {
+  return chorusFloat64;
+}
 template <>
-chorusDataType_t chorusType<int32_t>() { return chorusInt32; }
+chorusDataType_t chorusType<int32_t>() {
+  return chorusInt32;
+}
 
 template <typename T>
 std::vector<T> randomData(size_t n, uint64_t seed, bool forProd) {
@@ -80,8 +92,11 @@ void runAll(chorusComm_t comm, size_t count, uint64_t seed) {
     MPI_Op m;
     const char* name;
   };
-  const OpPair ops[] = {{chorusSum, MPI_SUM, "sum"}, {chorusProd, MPI_PROD, "prod"}, {chorusMax, MPI_MAX, "max"},
-                        {chorusMin, MPI_MIN, "min"}, {chorusAvg, MPI_SUM, "avg"}};
+  const OpPair ops[] = {{chorusSum, MPI_SUM, "sum"},
+                        {chorusProd, MPI_PROD, "prod"},
+                        {chorusMax, MPI_MAX, "max"},
+                        {chorusMin, MPI_MIN, "min"},
+                        {chorusAvg, MPI_SUM, "avg"}};
   for (const OpPair& op : ops) {
     const bool exact = isInt || op.c == chorusMax || op.c == chorusMin;
     std::vector<T> in = randomData<T>(count, seed, op.c == chorusProd);

@@ -47,7 +47,9 @@ RootedTree opTree(const CollOp& op, const TopoView& topo, int rank, int ch) {
   return treeAt(t, rank, op.root);
 }
 
-bool usesTree(const CollOp& op) { return op.algo == Algo::kTree; }
+bool usesTree(const CollOp& op) {
+  return op.algo == Algo::kTree;
+}
 
 }  // namespace
 

@@ -23,17 +23,27 @@ HostPrims::HostPrims(const HostPrimsConfig& cfg, transport::RecvConnection* cons
   sliceElems_ = slot == 0 ? SIZE_MAX : std::max<size_t>(slot / cfg.eltSize, 1);
 }
 
-void HostPrims::send(size_t inOff, size_t n) { run(kFromInput, inOff, false, 0, true, n, false); }
-void HostPrims::sendFromOutput(size_t outOff, size_t n) { run(kFromOutput, 0, false, outOff, true, n, false); }
-void HostPrims::recv(size_t outOff, size_t n) { run(kFromRecv, 0, true, outOff, false, n, false); }
-void HostPrims::recvReduceSend(size_t inOff, size_t n) { run(kReduceInputRecv, inOff, false, 0, true, n, false); }
+void HostPrims::send(size_t inOff, size_t n) {
+  run(kFromInput, inOff, false, 0, true, n, false);
+}
+void HostPrims::sendFromOutput(size_t outOff, size_t n) {
+  run(kFromOutput, 0, false, outOff, true, n, false);
+}
+void HostPrims::recv(size_t outOff, size_t n) {
+  run(kFromRecv, 0, true, outOff, false, n, false);
+}
+void HostPrims::recvReduceSend(size_t inOff, size_t n) {
+  run(kReduceInputRecv, inOff, false, 0, true, n, false);
+}
 void HostPrims::recvReduceCopy(size_t inOff, size_t outOff, size_t n, bool postOp) {
   run(kReduceInputRecv, inOff, true, outOff, false, n, postOp);
 }
 void HostPrims::recvReduceCopySend(size_t inOff, size_t outOff, size_t n, bool postOp) {
   run(kReduceInputRecv, inOff, true, outOff, true, n, postOp);
 }
-void HostPrims::recvCopySend(size_t outOff, size_t n) { run(kFromRecv, 0, true, outOff, true, n, false); }
+void HostPrims::recvCopySend(size_t outOff, size_t n) {
+  run(kFromRecv, 0, true, outOff, true, n, false);
+}
 void HostPrims::copySend(size_t inOff, size_t outOff, size_t n, bool postOp) {
   run(kFromInput, inOff, true, outOff, true, n, postOp);
 }
@@ -98,15 +108,9 @@ void HostPrims::run(Src src, size_t inOff, bool toOutput, size_t outOff, bool to
         }
         break;
       }
-      case kFromOutput:
-        copyOut(primary, out + (outOff + done) * elt, bytes, false);
-        break;
-      case kFromRecv:
-        copyOut(primary, slots[0], bytes, primaryIsOutput);
-        break;
-      case kReduceInputRecv:
-        reduceInto(primary, inPtr, slots, m, postOp);
-        break;
+      case kFromOutput: copyOut(primary, out + (outOff + done) * elt, bytes, false); break;
+      case kFromRecv: copyOut(primary, slots[0], bytes, primaryIsOutput); break;
+      case kReduceInputRecv: reduceInto(primary, inPtr, slots, m, postOp); break;
     }
     for (int i = 0; i < nsend; ++i) {
       if (dstSlots[i] != primary) copyOut(dstSlots[i], primary, bytes, false);

@@ -22,8 +22,8 @@ struct HostPrimsConfig {
   void* output = nullptr;
   size_t eltSize = 1;
   const reduce::Kernels* kernels = nullptr;
-  reduce::ReduceParams premul;   // premultiplier of local input (postDiv 1)
-  int64_t postDiv = 1;           // divisor applied where postOp is true
+  reduce::ReduceParams premul;     // premultiplier of local input (postDiv 1)
+  int64_t postDiv = 1;             // divisor applied where postOp is true
   bool nonTemporalOutput = false;  // streaming stores for final output writes (outputs larger than cache)
   const WaitContext* ctx = nullptr;
 };

@@ -12,8 +12,18 @@ namespace chorus::reduce {
 
 // Values equal chorusDataType_t.
 enum class DType : int {
-  kInt8 = 0, kUint8 = 1, kInt32 = 2, kUint32 = 3, kInt64 = 4, kUint64 = 5,
-  kFloat16 = 6, kFloat32 = 7, kFloat64 = 8, kBfloat16 = 9, kFloat8e4m3 = 10, kFloat8e5m2 = 11,
+  kInt8 = 0,
+  kUint8 = 1,
+  kInt32 = 2,
+  kUint32 = 3,
+  kInt64 = 4,
+  kUint64 = 5,
+  kFloat16 = 6,
+  kFloat32 = 7,
+  kFloat64 = 8,
+  kBfloat16 = 9,
+  kFloat8e4m3 = 10,
+  kFloat8e5m2 = 11,
 };
 constexpr int kNumDTypes = 12;
 // Values equal chorusRedOp_t. kAvg reduces as kSum; the scaling is applied by the epilogue (ReduceParams).
@@ -33,8 +43,8 @@ Isa bestIsa();
 //  - floating types pre-multiply each rank's own contribution by 1/nranks (NCCL's PreMulSum);
 //  - integer types divide the final sum by nranks, truncating toward zero (NCCL's SumPostDiv).
 struct ReduceParams {
-  double premul = 1.0;      // applied to `local` before the reduction (1.0: none)
-  int64_t postDiv = 1;      // the result is divided by this (1: none); integer types only
+  double premul = 1.0;  // applied to `local` before the reduction (1.0: none)
+  int64_t postDiv = 1;  // the result is divided by this (1: none); integer types only
 };
 
 // dst[i] = op(local[i] * premul, remote[i]) / postDiv. dst may alias local or remote.
