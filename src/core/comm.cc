@@ -144,8 +144,13 @@ bool Comm::haveAll(const std::vector<coll::ConnKey>& keys) const {
   return true;
 }
 
-void Comm::ensureConnected(const std::vector<coll::ConnKey>& keys) {
-  if (haveAll(keys)) return;  // the common case after the first operation: no lock
+void Comm::ensureConnected(const std::vector<coll::ConnKey>& wanted) {
+  if (haveAll(wanted)) return;  // the common case after the first operation: no lock
+  // Operations of one group often need the same connections: each is built once (a second wait for the
+  // same descriptor would never end).
+  std::vector<coll::ConnKey> keys = wanted;
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   std::lock_guard<std::mutex> lock(connMu_);
   std::vector<coll::ConnKey> sendsToMake;
   // Phase 1: build every missing receiving end and post its descriptor to the sender. Posting never

@@ -81,7 +81,7 @@ LaunchResult executeLaunch(const std::vector<CommWork>& works) {
     try {
       executeWork(w);
     } catch (const Error& e) {
-      std::string msg = e.what();  // waits name the rank already
+      std::string msg = std::string(describe(w.ops)) + ": " + e.what();  // waits name the rank already
       const std::string tag = "rank " + std::to_string(w.comm->rank()) + ": ";
       if (msg.find(tag) == std::string::npos) msg = tag + msg;
       for (size_t at; (at = msg.find(tag + tag)) != std::string::npos;) msg.erase(at, tag.size());

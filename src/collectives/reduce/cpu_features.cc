@@ -5,8 +5,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "base/logging.h"
+#include "base/params.h"
 
 namespace chorus::reduce {
 namespace {
@@ -81,7 +83,10 @@ Isa chooseIsa(Isa hardware, const char* override) {
 // CHORUS_ISA is read here rather than through base/params.def (which another layer owns): it is read once,
 // and only lowers the choice, for benchmarks and for reproducing a problem seen on an older CPU.
 Isa bestIsa() {
-  static const Isa isa = chooseIsa(hardwareIsa(), std::getenv("CHORUS_ISA"));
+  static const Isa isa = [] {
+    const std::string forced = param::Isa();  // CHORUS_ISA
+    return chooseIsa(hardwareIsa(), forced.empty() ? nullptr : forced.c_str());
+  }();
   return isa;
 }
 

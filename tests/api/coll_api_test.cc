@@ -1,0 +1,213 @@
+// The data calls through the public header: bad input (a clear chorusInvalidArgument/InvalidUsage naming the
+// argument, nothing sent, the communicator usable for the next call), host streams (1000 queued operations,
+// errors surfacing at synchronize and in chorusCommGetAsyncError), and groups (send/recv rings in any
+// order and to self, nesting, the first error returned by chorusGroupEnd).
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "chorus/chorus.h"
+
+namespace {
+
+template <typename Fn>
+void onThreads(int n, Fn fn) {
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) threads.emplace_back([&, r] { fn(r); });
+  for (auto& t : threads) t.join();
+}
+
+std::vector<chorusComm_t> makeComms(int n) {
+  std::vector<chorusComm_t> comms(n);
+  EXPECT_EQ(chorusCommInitAll(comms.data(), n, nullptr), chorusSuccess);
+  return comms;
+}
+
+void destroyAll(std::vector<chorusComm_t>& comms) {
+  for (auto c : comms) chorusCommDestroy(c);
+}
+
+// Checks that every rank can still all-reduce after a rejected call.
+void expectUsable(std::vector<chorusComm_t>& comms) {
+  const int n = static_cast<int>(comms.size());
+  onThreads(n, [&](int r) {
+    int x = r, y = -1;
+    ASSERT_EQ(chorusAllReduce(&x, &y, 1, chorusInt32, chorusSum, comms[r], nullptr), chorusSuccess)
+        << chorusGetLastError(comms[r]);
+    EXPECT_EQ(y, n * (n - 1) / 2);
+  });
+}
+
+std::string lastError(chorusComm_t c) {
+  return chorusGetLastError(c);
+}
+
+TEST(CollApi, BadArgumentsAreRejectedAndTheCommunicatorStaysUsable) {
+  auto comms = makeComms(2);
+  chorusComm_t c = comms[0];
+  float buf[64] = {};
+  // Every check happens before anything is sent, so rank 1 need not take part.
+  EXPECT_EQ(chorusAllReduce(buf, buf, 4, chorusFloat32, chorusSum, nullptr, nullptr), chorusInvalidArgument);
+  EXPECT_NE(std::string(chorusGetLastError(nullptr)).find("comm"), std::string::npos);
+  EXPECT_EQ(chorusAllReduce(buf, buf, 4, static_cast<chorusDataType_t>(42), chorusSum, c, nullptr),
+            chorusInvalidArgument);
+  EXPECT_NE(lastError(nullptr).find("datatype 42"), std::string::npos) << lastError(nullptr);
+  EXPECT_EQ(chorusAllReduce(buf, buf, 4, chorusFloat32, static_cast<chorusRedOp_t>(9), c, nullptr),
+            chorusInvalidArgument);
+  EXPECT_NE(lastError(nullptr).find("op 9"), std::string::npos);
+  EXPECT_EQ(chorusAllReduce(nullptr, buf, 4, chorusFloat32, chorusSum, c, nullptr), chorusInvalidArgument);
+  EXPECT_NE(lastError(c).find("sendbuff is NULL"), std::string::npos) << lastError(c);
+  EXPECT_EQ(chorusAllReduce(buf, nullptr, 4, chorusFloat32, chorusSum, c, nullptr), chorusInvalidArgument);
+  EXPECT_NE(lastError(c).find("recvbuff is NULL"), std::string::npos);
+  EXPECT_EQ(chorusBroadcast(buf, buf, 4, chorusFloat32, 2, c, nullptr), chorusInvalidArgument);
+  EXPECT_NE(lastError(c).find("root 2"), std::string::npos);
+  EXPECT_EQ(chorusReduce(buf, buf, 4, chorusFloat32, chorusSum, -1, c, nullptr), chorusInvalidArgument);
+  EXPECT_EQ(chorusSend(buf, 4, chorusFloat32, 5, c, nullptr), chorusInvalidArgument);
+  EXPECT_NE(lastError(c).find("peer 5"), std::string::npos);
+  EXPECT_EQ(chorusRecv(buf, 4, chorusFloat32, -2, c, nullptr), chorusInvalidArgument);
+  // Overlapping buffers that are not NCCL's in-place layout.
+  EXPECT_EQ(chorusAllReduce(buf, buf + 1, 4, chorusFloat32, chorusSum, c, nullptr), chorusInvalidArgument);
+  EXPECT_NE(lastError(c).find("overlap"), std::string::npos) << lastError(c);
+  // Rank 0's in-place all-gather input is recvbuff + 0; recvbuff + 2 overlaps without being in place.
+  EXPECT_EQ(chorusAllGather(buf + 2, buf, 4, chorusFloat32, c, nullptr), chorusInvalidArgument);
+  EXPECT_NE(lastError(c).find("recvbuff + rank*sendcount"), std::string::npos) << lastError(c);
+  EXPECT_EQ(chorusReduceScatter(buf, buf + 2, 4, chorusFloat32, chorusSum, c, nullptr), chorusInvalidArgument);
+  EXPECT_NE(lastError(c).find("recvbuff == sendbuff + rank*recvcount"), std::string::npos) << lastError(c);
+  // A stream that is not a host stream.
+  int notAStream = 0;
+  EXPECT_EQ(chorusAllReduce(buf, buf, 4, chorusFloat32, chorusSum, c, &notAStream), chorusInvalidArgument);
+  EXPECT_NE(lastError(c).find("stream"), std::string::npos);
+  // Count 0 is a valid no-op, even with NULL buffers.
+  EXPECT_EQ(chorusAllReduce(nullptr, nullptr, 0, chorusFloat32, chorusSum, c, nullptr), chorusSuccess);
+  EXPECT_EQ(chorusGroupEnd(), chorusInvalidUsage);
+  expectUsable(comms);
+  destroyAll(comms);
+}
+
+TEST(CollApi, ThousandOperationsOnOneStream) {
+  const int n = 3, ops = 1000;
+  auto comms = makeComms(n);
+  onThreads(n, [&](int r) {
+    chorusStream_t s;
+    ASSERT_EQ(chorusStreamCreate(&s), chorusSuccess);
+    std::vector<int64_t> in(ops), out(ops, -1);
+    for (int i = 0; i < ops; ++i) {
+      in[i] = static_cast<int64_t>(r) * 1000 + i;
+      // Each operation reads the previous one's result: issue order is checked, not just completion.
+      const int64_t* src = i == 0 ? &in[0] : &out[i - 1];
+      ASSERT_EQ(chorusAllReduce(src, &out[i], 1, chorusInt64, chorusMax, comms[r], s), chorusSuccess);
+    }
+    EXPECT_EQ(chorusStreamSynchronize(s), chorusSuccess) << chorusGetLastError(comms[r]);
+    EXPECT_EQ(chorusStreamQuery(s), chorusSuccess);
+    for (int i = 0; i < ops; ++i) EXPECT_EQ(out[i], (n - 1) * 1000) << "operation " << i;
+    EXPECT_EQ(chorusStreamDestroy(s), chorusSuccess);
+  });
+  destroyAll(comms);
+}
+
+TEST(CollApi, ErrorsSurfaceAtSynchronizeAndAsyncError) {
+  chorusUniqueId id;
+  ASSERT_EQ(chorusGetUniqueId(&id), chorusSuccess);
+  chorusConfig_t config = CHORUS_CONFIG_INITIALIZER;
+  config.timeoutMs = 300;
+  std::vector<chorusComm_t> comms(2);
+  onThreads(2, [&](int r) { ASSERT_EQ(chorusCommInitRankConfig(&comms[r], 2, id, r, &config), chorusSuccess); });
+  chorusStream_t s;
+  ASSERT_EQ(chorusStreamCreate(&s), chorusSuccess);
+  float x = 1;
+  // Rank 1 never joins: the enqueue succeeds, the execution times out.
+  ASSERT_EQ(chorusAllReduce(&x, &x, 1, chorusFloat32, chorusSum, comms[0], s), chorusSuccess);
+  chorusResult_t q = chorusStreamQuery(s);
+  EXPECT_TRUE(q == chorusInProgress || q == chorusTimeout) << chorusGetErrorString(q);
+  EXPECT_EQ(chorusStreamSynchronize(s), chorusTimeout);
+  chorusResult_t async = chorusSuccess;
+  ASSERT_EQ(chorusCommGetAsyncError(comms[0], &async), chorusSuccess);
+  EXPECT_EQ(async, chorusTimeout);
+  EXPECT_NE(lastError(comms[0]).find("AllReduce"), std::string::npos) << lastError(comms[0]);
+  chorusStreamDestroy(s);
+  for (auto c : comms) chorusCommAbort(c);
+}
+
+class SendRecvRings : public ::testing::TestWithParam<int> {};
+
+// Every rank sends to the next and receives from the previous one, posting the receive first, the send
+// first, or only itself, inside one group: none of the orders may deadlock.
+TEST_P(SendRecvRings, AnyOrderInAGroup) {
+  const int n = GetParam();
+  auto comms = makeComms(n);
+  const size_t count = 300000;  // larger than the FIFO: the group must progress both directions together
+  for (int order = 0; order < 3; ++order) {
+    onThreads(n, [&](int r) {
+      std::vector<int32_t> out(count), in(count, -1), self(count, -1);
+      std::iota(out.begin(), out.end(), r * 7);
+      const int next = (r + 1) % n, prev = (r + n - 1) % n;
+      ASSERT_EQ(chorusGroupStart(), chorusSuccess);
+      if (order == 0) {
+        chorusSend(out.data(), count, chorusInt32, next, comms[r], nullptr);
+        chorusRecv(in.data(), count, chorusInt32, prev, comms[r], nullptr);
+      } else {
+        chorusRecv(in.data(), count, chorusInt32, prev, comms[r], nullptr);
+        chorusSend(out.data(), count, chorusInt32, next, comms[r], nullptr);
+      }
+      if (order == 2) {  // and to itself
+        chorusSend(out.data(), count, chorusInt32, r, comms[r], nullptr);
+        chorusRecv(self.data(), count, chorusInt32, r, comms[r], nullptr);
+      }
+      ASSERT_EQ(chorusGroupEnd(), chorusSuccess) << chorusGetLastError(comms[r]);
+      for (size_t i = 0; i < count; ++i) ASSERT_EQ(in[i], static_cast<int32_t>(prev * 7 + i));
+      if (order == 2) {
+        for (size_t i = 0; i < count; ++i) ASSERT_EQ(self[i], static_cast<int32_t>(r * 7 + i));
+      }
+    });
+  }
+  destroyAll(comms);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, SendRecvRings, ::testing::Values(1, 2, 3, 5));
+
+TEST(CollApi, GroupsNestAndReturnTheFirstError) {
+  auto comms = makeComms(2);
+  onThreads(2, [&](int r) {
+    int a = r + 1, b = 0, c = r + 10, d = 0;
+    // Nested: only the outermost GroupEnd launches; both all-reduces complete.
+    ASSERT_EQ(chorusGroupStart(), chorusSuccess);
+    ASSERT_EQ(chorusGroupStart(), chorusSuccess);
+    ASSERT_EQ(chorusAllReduce(&a, &b, 1, chorusInt32, chorusSum, comms[r], nullptr), chorusSuccess);
+    ASSERT_EQ(chorusGroupEnd(), chorusSuccess);
+    EXPECT_EQ(b, 0);  // not launched yet
+    ASSERT_EQ(chorusAllReduce(&c, &d, 1, chorusInt32, chorusSum, comms[r], nullptr), chorusSuccess);
+    ASSERT_EQ(chorusGroupEnd(), chorusSuccess);
+    EXPECT_EQ(b, 3);
+    EXPECT_EQ(d, 21);
+  });
+  // A bad call inside a group: its own call fails, GroupEnd returns that error and launches nothing.
+  float x = 0;
+  ASSERT_EQ(chorusGroupStart(), chorusSuccess);
+  EXPECT_EQ(chorusAllReduce(&x, &x, 1, chorusFloat32, static_cast<chorusRedOp_t>(77), comms[0], nullptr),
+            chorusInvalidArgument);
+  EXPECT_EQ(chorusGroupEnd(), chorusInvalidArgument);
+  EXPECT_NE(lastError(nullptr).find("op 77"), std::string::npos) << lastError(nullptr);
+  expectUsable(comms);
+  destroyAll(comms);
+}
+
+TEST(CollApi, OneThreadDrivesSeveralRanksThroughAGroup) {
+  const int n = 4;
+  auto comms = makeComms(n);
+  std::vector<std::vector<float>> bufs(n, std::vector<float>(100000));
+  for (int r = 0; r < n; ++r) std::fill(bufs[r].begin(), bufs[r].end(), static_cast<float>(r));
+  ASSERT_EQ(chorusGroupStart(), chorusSuccess);
+  for (int r = 0; r < n; ++r) {
+    chorusAllReduce(bufs[r].data(), bufs[r].data(), bufs[r].size(), chorusFloat32, chorusSum, comms[r], nullptr);
+  }
+  ASSERT_EQ(chorusGroupEnd(), chorusSuccess);
+  for (int r = 0; r < n; ++r) {
+    for (float v : bufs[r]) ASSERT_EQ(v, 6.0f);
+  }
+  destroyAll(comms);
+}
+
+}  // namespace
