@@ -127,7 +127,7 @@ typedef struct chorusConfig_v1 {
   unsigned int magic;   /* 0xcafebeef, set by the initializer */
   unsigned int version; /* CHORUS_VERSION_CODE, set by the initializer */
   int blocking;         /* 1 (default): calls block; 0: init and calls may return chorusInProgress */
-  int device;           /* CHORUS_DEVICE_AUTO (default), CHORUS_DEVICE_HOST, or a CUDA device index */
+  int device;           /* CHORUS_DEVICE_HOST (default), CHORUS_DEVICE_AUTO, or a CUDA device index */
   int timeoutMs;        /* deadline of every wait in milliseconds (default CHORUS_TIMEOUT_MS, 600000) */
   const char* netName;  /* force a network transport by name ("Socket", "IB"); NULL for automatic */
   int minChannels;      /* lower bound on parallel channels (default 1) */
@@ -177,7 +177,7 @@ CHORUS_API chorusResult_t chorusGetUniqueId(chorusUniqueId* uniqueId);
 /**
  * Creates a communicator of `nranks` ranks in which the caller is `rank`. Collective: every rank must call
  * it with the same id and nranks. Blocks until all ranks have joined or the deadline (CHORUS_TIMEOUT_MS)
- * passes. The communicator uses the device chosen by CHORUS_DEVICE_AUTO.
+ * passes. The communicator is a host communicator (use the Config variant to choose a device).
  */
 CHORUS_API chorusResult_t chorusCommInitRank(chorusComm_t* comm, int nranks, chorusUniqueId commId, int rank);
 
