@@ -110,16 +110,22 @@ CHORUS_HOST_DEVICE typename DevType<kT>::S narrow(typename DevType<kT>::C c) {
     return c;
 }
 
+// The NaN test, x != x, spelled in one place.
+template <typename C>
+CHORUS_HOST_DEVICE bool isNan(C x) {
+  return x != x;  // NOLINT(misc-redundant-expression): true exactly for NaN
+}
+
 // op(a, b) in the compute type, with the host kernels' NaN and wrap-around rules. a is local (or the running
 // partial result), b the remote value.
 template <typename C>
 CHORUS_HOST_DEVICE C applyOp(int op, C a, C b) {
   if constexpr (std::is_floating_point_v<C>) {
     switch (op) {
-      case 1: return a != a ? a + a : a * b;        // prod
-      case 2: return b != b ? a : (a > b ? a : b);  // max
-      case 3: return b != b ? a : (a < b ? a : b);  // min
-      default: return a != a ? a + a : a + b;       // sum, avg
+      case 1: return isNan(a) ? a + a : a * b;        // prod
+      case 2: return isNan(b) ? a : (a > b ? a : b);  // max
+      case 3: return isNan(b) ? a : (a < b ? a : b);  // min
+      default: return isNan(a) ? a + a : a + b;       // sum, avg
     }
   } else {
     // Wrapping arithmetic in an unsigned type at least as wide as int (no signed overflow, no promotion).

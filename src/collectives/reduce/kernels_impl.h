@@ -219,6 +219,12 @@ CHORUS_LANE_INLINE Vec<C<kT>, N> roundTo(Vec<C<kT>, N> v) {
 
 // ---- the operations ------------------------------------------------------------------------------------------
 
+// The NaN test, lane by lane: x != x, spelled in one place.
+template <typename V>
+CHORUS_LANE_INLINE auto nanMask(V x) {
+  return x != x;  // NOLINT(misc-redundant-expression): true exactly for NaN
+}
+
 template <Op kOp, typename V>
 CHORUS_LANE_INLINE V apply(V a, V b) {
   using L = Lane<V>;
@@ -226,13 +232,13 @@ CHORUS_LANE_INLINE V apply(V a, V b) {
     // With two NaN operands x86 returns the first source's NaN, and the compiler may swap the operands of a
     // commutative add or multiply differently in scalar and vector code; pinning the result to local's NaN
     // (quieted by a + a) makes the payload the same on every ISA.
-    if constexpr (kOp == Op::kSum || kOp == Op::kAvg) return select(a != a, a + a, a + b);
-    if constexpr (kOp == Op::kProd) return select(a != a, a + a, a * b);
-    if constexpr (kOp == Op::kMax) return select(b != b, a, select(a > b, a, b));
-    if constexpr (kOp == Op::kMin) return select(b != b, a, select(a < b, a, b));
+    if constexpr (kOp == Op::kSum || kOp == Op::kAvg) return select(nanMask(a), a + a, a + b);
+    if constexpr (kOp == Op::kProd) return select(nanMask(a), a + a, a * b);
+    if constexpr (kOp == Op::kMax) return select(nanMask(b), a, select(a > b, a, b));
+    if constexpr (kOp == Op::kMin) return select(nanMask(b), a, select(a < b, a, b));
   } else {
     // Wrapping arithmetic in the unsigned type (signed overflow is undefined, in vectors too).
-    constexpr int kN = sizeof(V) / sizeof(L);
+    constexpr int kN = sizeof(V) / sizeof(L);  // NOLINT(bugprone-sizeof-expression): lanes of a vector
     using UV = Vec<std::make_unsigned_t<L>, kN>;
     if constexpr (kOp == Op::kSum || kOp == Op::kAvg) {
       const UV r = bitCast<UV>(a) + bitCast<UV>(b);
