@@ -1,6 +1,7 @@
 #include "core/topo_setup.h"
 
 #include <algorithm>
+#include <mutex>
 #include <set>
 
 #include "base/error.h"
@@ -8,6 +9,9 @@
 #include "base/params.h"
 #include "core/comm.h"
 #include "topology/host_order.h"
+#include "topology/paths.h"
+#include "topology/search.h"
+#include "topology/system.h"
 
 namespace chorus::core {
 
@@ -24,7 +28,31 @@ int channelCount(const Comm& comm) {
 
 }  // namespace
 
+namespace {
+
+// CHORUS_TOPO_FILE / CHORUS_TOPO_DUMP_FILE / CHORUS_GRAPH_DUMP_FILE: the first rank of each process loads or
+// detects the machine's topology, writes the requested files, and logs what it found. Host communicators order
+// their rings from where ranks live (searchHostRings); the machine graph matters to GPU rings.
+void loadMachineTopologyIfAsked(const Comm& comm) {
+  if (param::TopoFile().empty() && param::TopoDumpFile().empty() && param::GraphDumpFile().empty()) return;
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    try {
+      topology::System system = topology::loadSystem();  // writes CHORUS_TOPO_DUMP_FILE
+      topology::Paths paths(system.graph);
+      topology::SearchResult result = topology::searchChannels(system.graph, paths);
+      topology::dumpGraphIfRequested(system.graph, result);
+      CHORUS_LOG_INFO(kGraph, "rank ", comm.rank(), ": topology from ", system.source);
+    } catch (const Error& e) {
+      CHORUS_LOG_WARN(kGraph, "rank ", comm.rank(), ": topology: ", e.what());
+    }
+  });
+}
+
+}  // namespace
+
 coll::TopoView buildTopoView(const Comm& comm) {
+  loadMachineTopologyIfAsked(comm);
   const auto& peers = comm.peers();
   std::vector<topology::RankPlace> places(peers.size());
   std::set<uint64_t> hosts, procs;
