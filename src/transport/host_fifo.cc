@@ -14,7 +14,13 @@ HostFifo::HostFifo(int nslots, size_t slotBytes) {
   CHORUS_CHECK_SYS(mem_ == nullptr ? -1 : 0, "allocating a FIFO of ", bytes, " bytes");
   // Touch every page now so that the first transfer does not pay for page faults.
   memset(mem_, 0, bytes);
-  fifo_ = fifoInit(mem_, nslots, slotBytes);
+  try {
+    fifo_ = fifoInit(mem_, nslots, slotBytes);
+  } catch (...) {
+    std::free(mem_);  // a rejected geometry must not leak the memory (the destructor will not run)
+    mem_ = nullptr;
+    throw;
+  }
 }
 
 HostFifo::~HostFifo() {
