@@ -63,8 +63,7 @@ chorusResult_t enqueue(const char* api, chorusComm_t handle, chorusStream_t stre
 
 // Builds an operation, converting the API's enums (errors name the argument).
 chorusResult_t makeAndEnqueue(const char* api, CollType type, const void* sendbuff, void* recvbuff, size_t count,
-                              chorusDataType_t datatype, chorusRedOp_t redop, int root, int peer, chorusComm_t comm,
-                              chorusStream_t stream) {
+                              int datatype, int redop, int root, int peer, chorusComm_t comm, chorusStream_t stream) {
   CollOp op;
   chorusResult_t rc = chorus::core::apiGuard(api, nullptr, [&] {
     op.type = type;
@@ -90,62 +89,62 @@ extern "C" {
 
 chorusResult_t chorusAllReduce(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
                                chorusRedOp_t op, chorusComm_t comm, chorusStream_t stream) {
-  return makeAndEnqueue("chorusAllReduce", CollType::kAllReduce, sendbuff, recvbuff, count, datatype, op, 0, -1, comm,
-                        stream);
+  return makeAndEnqueue("chorusAllReduce", CollType::kAllReduce, sendbuff, recvbuff, count,
+                        chorus::core::enumBits(datatype), chorus::core::enumBits(op), 0, -1, comm, stream);
 }
 
 chorusResult_t chorusBroadcast(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype, int root,
                                chorusComm_t comm, chorusStream_t stream) {
-  return makeAndEnqueue("chorusBroadcast", CollType::kBroadcast, sendbuff, recvbuff, count, datatype, chorusSum, root,
-                        -1, comm, stream);
+  return makeAndEnqueue("chorusBroadcast", CollType::kBroadcast, sendbuff, recvbuff, count,
+                        chorus::core::enumBits(datatype), chorusSum, root, -1, comm, stream);
 }
 
 chorusResult_t chorusReduce(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
                             chorusRedOp_t op, int root, chorusComm_t comm, chorusStream_t stream) {
-  return makeAndEnqueue("chorusReduce", CollType::kReduce, sendbuff, recvbuff, count, datatype, op, root, -1, comm,
-                        stream);
+  return makeAndEnqueue("chorusReduce", CollType::kReduce, sendbuff, recvbuff, count, chorus::core::enumBits(datatype),
+                        chorus::core::enumBits(op), root, -1, comm, stream);
 }
 
 chorusResult_t chorusAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, chorusDataType_t datatype,
                                chorusComm_t comm, chorusStream_t stream) {
-  return makeAndEnqueue("chorusAllGather", CollType::kAllGather, sendbuff, recvbuff, sendcount, datatype, chorusSum, 0,
-                        -1, comm, stream);
+  return makeAndEnqueue("chorusAllGather", CollType::kAllGather, sendbuff, recvbuff, sendcount,
+                        chorus::core::enumBits(datatype), chorusSum, 0, -1, comm, stream);
 }
 
 chorusResult_t chorusReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, chorusDataType_t datatype,
                                    chorusRedOp_t op, chorusComm_t comm, chorusStream_t stream) {
-  return makeAndEnqueue("chorusReduceScatter", CollType::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, 0,
-                        -1, comm, stream);
+  return makeAndEnqueue("chorusReduceScatter", CollType::kReduceScatter, sendbuff, recvbuff, recvcount,
+                        chorus::core::enumBits(datatype), chorus::core::enumBits(op), 0, -1, comm, stream);
 }
 
 chorusResult_t chorusAlltoAll(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
                               chorusComm_t comm, chorusStream_t stream) {
-  return makeAndEnqueue("chorusAlltoAll", CollType::kAllToAll, sendbuff, recvbuff, count, datatype, chorusSum, 0, -1,
-                        comm, stream);
+  return makeAndEnqueue("chorusAlltoAll", CollType::kAllToAll, sendbuff, recvbuff, count,
+                        chorus::core::enumBits(datatype), chorusSum, 0, -1, comm, stream);
 }
 
 chorusResult_t chorusGather(const void* sendbuff, void* recvbuff, size_t sendcount, chorusDataType_t datatype, int root,
                             chorusComm_t comm, chorusStream_t stream) {
-  return makeAndEnqueue("chorusGather", CollType::kGather, sendbuff, recvbuff, sendcount, datatype, chorusSum, root, -1,
-                        comm, stream);
+  return makeAndEnqueue("chorusGather", CollType::kGather, sendbuff, recvbuff, sendcount,
+                        chorus::core::enumBits(datatype), chorusSum, root, -1, comm, stream);
 }
 
 chorusResult_t chorusScatter(const void* sendbuff, void* recvbuff, size_t recvcount, chorusDataType_t datatype,
                              int root, chorusComm_t comm, chorusStream_t stream) {
-  return makeAndEnqueue("chorusScatter", CollType::kScatter, sendbuff, recvbuff, recvcount, datatype, chorusSum, root,
-                        -1, comm, stream);
+  return makeAndEnqueue("chorusScatter", CollType::kScatter, sendbuff, recvbuff, recvcount,
+                        chorus::core::enumBits(datatype), chorusSum, root, -1, comm, stream);
 }
 
 chorusResult_t chorusSend(const void* sendbuff, size_t count, chorusDataType_t datatype, int peer, chorusComm_t comm,
                           chorusStream_t stream) {
-  return makeAndEnqueue("chorusSend", CollType::kSend, sendbuff, nullptr, count, datatype, chorusSum, 0, peer, comm,
-                        stream);
+  return makeAndEnqueue("chorusSend", CollType::kSend, sendbuff, nullptr, count, chorus::core::enumBits(datatype),
+                        chorusSum, 0, peer, comm, stream);
 }
 
 chorusResult_t chorusRecv(void* recvbuff, size_t count, chorusDataType_t datatype, int peer, chorusComm_t comm,
                           chorusStream_t stream) {
-  return makeAndEnqueue("chorusRecv", CollType::kRecv, nullptr, recvbuff, count, datatype, chorusSum, 0, peer, comm,
-                        stream);
+  return makeAndEnqueue("chorusRecv", CollType::kRecv, nullptr, recvbuff, count, chorus::core::enumBits(datatype),
+                        chorusSum, 0, peer, comm, stream);
 }
 
 chorusResult_t chorusGroupStart(void) {

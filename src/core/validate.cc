@@ -17,9 +17,8 @@ reduce::DType toDType(chorusDataType_t t) {
   return static_cast<reduce::DType>(t);
 }
 
-reduce::Op toOp(chorusRedOp_t op) {
-  CHORUS_CHECK_ARG(static_cast<int>(op) >= 0 && static_cast<int>(op) < chorusNumOps, "op ", static_cast<int>(op),
-                   " is not a chorusRedOp_t (0..", chorusNumOps - 1, ")");
+reduce::Op toOp(int op) {
+  CHORUS_CHECK_ARG(op >= 0 && op < chorusNumOps, "op ", op, " is not a chorusRedOp_t (0..", chorusNumOps - 1, ")");
   return static_cast<reduce::Op>(op);
 }
 

@@ -2,6 +2,8 @@
 // it, raised before anything is sent, so the communicator stays usable.
 #pragma once
 
+#include <cstring>
+
 #include "chorus/chorus.h"
 #include "collectives/coll_op.h"
 
@@ -12,8 +14,19 @@ class Comm;
 // Checks op against comm (types, ops, roots, peers, buffers, in-place layouts, overlaps, size overflow).
 void validateOp(const Comm& comm, const coll::CollOp& op);
 
-// Converts API enums, throwing chorusInvalidArgument naming the argument for values out of range.
-reduce::DType toDType(chorusDataType_t t);
-reduce::Op toOp(chorusRedOp_t op);
+// Converts API enums, throwing chorusInvalidArgument naming the argument for values out of range. They take
+// the raw integer (see enumBits): a C caller may pass any int, and loading an out-of-range value through a C
+// enum type is undefined behaviour in C++.
+reduce::DType toDType(int t);
+reduce::Op toOp(int op);
+
+// The integer a C caller put in an enum argument, read as bytes (never loaded as the enum type).
+template <typename E>
+int enumBits(const E& e) {
+  static_assert(sizeof(E) == sizeof(int), "C enums are int-sized here");
+  int v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
 
 }  // namespace chorus::core
