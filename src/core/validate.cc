@@ -11,9 +11,9 @@
 
 namespace chorus::core {
 
-reduce::DType toDType(chorusDataType_t t) {
-  CHORUS_CHECK_ARG(static_cast<int>(t) >= 0 && static_cast<int>(t) < chorusNumTypes, "datatype ", static_cast<int>(t),
-                   " is not a chorusDataType_t (0..", chorusNumTypes - 1, ")");
+reduce::DType toDType(int t) {
+  CHORUS_CHECK_ARG(t >= 0 && t < chorusNumTypes, "datatype ", t, " is not a chorusDataType_t (0..", chorusNumTypes - 1,
+                   ")");
   return static_cast<reduce::DType>(t);
 }
 
