@@ -41,7 +41,6 @@ uint64_t processId() {
 Comm::Comm(int rank, int nranks, CommOptions options) : rank_(rank), nranks_(nranks), options_(std::move(options)) {}
 
 Comm::~Comm() {
-  magic_ = 0;
   joinInitThread();
   worker_.reset();
   // Connections go before the transports that made them (the socket proxy serves them).

@@ -42,8 +42,6 @@ struct CommOptions {
 
 class Comm : public coll::ConnectionProvider {
  public:
-  static constexpr uint64_t kMagic = 0x63686f7275732121ull;  // "chorus!!"
-
   Comm(int rank, int nranks, CommOptions options);
   ~Comm() override;
 
@@ -55,7 +53,6 @@ class Comm : public coll::ConnectionProvider {
   int nranks() const { return nranks_; }
   int device() const { return options_.device; }
   const CommOptions& options() const { return options_; }
-  bool valid() const { return magic_ == kMagic; }
   bootstrap::Bootstrap& bootstrap() { return *bootstrap_; }
   const std::vector<transport::PeerInfo>& peers() const { return peers_; }
   const coll::TopoView& topo() const { return topo_; }
@@ -115,7 +112,6 @@ class Comm : public coll::ConnectionProvider {
   void setInitThread(std::thread t) { initThread_ = std::move(t); }
 
  private:
-  uint64_t magic_ = kMagic;
   int rank_;
   int nranks_;
   CommOptions options_;
