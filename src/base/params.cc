@@ -11,11 +11,19 @@ namespace {
 
 std::atomic<uint64_t> generation{1};
 
-template <typename T>
-struct Cached {
+// A string parameter's cached value, refreshed under its lock when reload() moved the generation on.
+struct CachedStr {
   std::mutex mu;
   uint64_t gen = 0;
-  T value{};
+  std::string value;
+};
+
+// An integer parameter's cached value. Read on every operation (spin budget, chunk size), so the common
+// case is two atomic loads and no lock: `value` is published before `gen`.
+struct CachedInt {
+  std::mutex mu;
+  std::atomic<uint64_t> gen{0};
+  std::atomic<int64_t> value{0};
 };
 
 int64_t readInt(const char* var, int64_t def) {
@@ -39,8 +47,8 @@ std::string readStr(const char* var, const char* def) {
   return text;
 }
 
-template <typename T, typename Read>
-T get(Cached<T>& c, Read read) {
+template <typename Read>
+std::string getStr(CachedStr& c, Read read) {
   uint64_t g = generation.load(std::memory_order_acquire);
   std::lock_guard<std::mutex> lock(c.mu);
   if (c.gen != g) {
@@ -50,18 +58,30 @@ T get(Cached<T>& c, Read read) {
   return c.value;
 }
 
+template <typename Read>
+int64_t getInt(CachedInt& c, Read read) {
+  uint64_t g = generation.load(std::memory_order_acquire);
+  if (c.gen.load(std::memory_order_acquire) == g) return c.value.load(std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(c.mu);
+  if (c.gen.load(std::memory_order_relaxed) != g) {
+    c.value.store(read(), std::memory_order_relaxed);
+    c.gen.store(g, std::memory_order_release);
+  }
+  return c.value.load(std::memory_order_relaxed);
+}
+
 }  // namespace
 
 #define X(name, var, kind, def, doc) X_##kind(name, var, def)
-#define X_Int(name, var, def)                        \
-  int64_t name() {                                   \
-    static Cached<int64_t> c;                        \
-    return get(c, [] { return readInt(var, def); }); \
+#define X_Int(name, var, def)                           \
+  int64_t name() {                                      \
+    static CachedInt c;                                 \
+    return getInt(c, [] { return readInt(var, def); }); \
   }
-#define X_Str(name, var, def)                        \
-  std::string name() {                               \
-    static Cached<std::string> c;                    \
-    return get(c, [] { return readStr(var, def); }); \
+#define X_Str(name, var, def)                           \
+  std::string name() {                                  \
+    static CachedStr c;                                 \
+    return getStr(c, [] { return readStr(var, def); }); \
   }
 #include "base/params.def"
 #undef X

@@ -33,8 +33,8 @@ void checkWaitInterrupted(const WaitContext& ctx) {
 Waiter::Waiter(const WaitContext& ctx) : ctx_(ctx) {
   startNs_ = nowNs();
   lastCheckNs_ = startNs_;
-  static const int64_t spinUs = param::SpinUs();
-  spinNs_ = static_cast<uint64_t>(spinUs < 0 ? 0 : spinUs) * 1000;
+  const int64_t spinUs = ctx.spinNs >= 0 ? 0 : param::SpinUs();
+  spinNs_ = ctx.spinNs >= 0 ? static_cast<uint64_t>(ctx.spinNs) : static_cast<uint64_t>(spinUs < 0 ? 0 : spinUs) * 1000;
 }
 
 void Waiter::reset() {

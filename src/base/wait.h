@@ -20,6 +20,9 @@ struct WaitContext {
   const std::atomic<uint32_t>* abort = nullptr;  // non-zero: give up with "aborted"
   std::function<void()> liveness;                // throws chorus::Error when a peer is gone; may be empty
   std::string what;                              // names the wait in messages: "recv from rank 3 over shm"
+  // How long to spin before yielding, in nanoseconds; negative: CHORUS_SPIN_US. A rank that shares its core
+  // with other ranks sets 0: spinning only delays the peer it waits for.
+  int64_t spinNs = -1;
 };
 
 // Throws the error that ends a wait if one applies now (abort, deadline); does not call liveness.

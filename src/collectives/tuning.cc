@@ -2,11 +2,11 @@
 
 #include <strings.h>
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #include "base/error.h"
 #include "base/logging.h"
-#include "base/params.h"
 
 namespace chorus::coll {
 
@@ -46,6 +46,9 @@ bool parseAlgoName(const std::string& name, Algo* a) {
 
 }  // namespace
 
+// The model's choice for `op`, without the per-thread cache.
+static void chooseFresh(CollOp& op, const TuningContext& t);
+
 bool forcedAlgo(const std::string& spec, CollType type, Algo* algo) {
   bool found = false;
   size_t pos = 0;
@@ -72,6 +75,11 @@ bool forcedAlgo(const std::string& spec, CollType type, Algo* algo) {
     }
   }
   return found;
+}
+
+uint64_t newTuningId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
 }
 
 double predictUs(const CollOp& op, Algo algo, const TuningContext& t) {
@@ -104,7 +112,31 @@ double predictUs(const CollOp& op, Algo algo, const TuningContext& t) {
 }
 
 void tune(CollOp& op, const TuningContext& t) {
-  const std::string spec = param::Algo();  // re-read: reload() makes new communicators see changes
+  // Training loops repeat the same few calls: the last decision per thread is kept, keyed by the context's
+  // identity (its address and generation: a destroyed communicator's address may be reused) and the size.
+  struct Decision {
+    const TuningContext* t = nullptr;
+    uint64_t id = 0;
+    CollType type = CollType::kAllReduce;
+    size_t bytes = 0;
+    Algo algo = Algo::kRing;
+    int nChannels = 1;
+    size_t chunkBytes = 0;
+  };
+  thread_local Decision last;
+  const size_t opBytes = collBytes(op, t.nranks);
+  if (last.t == &t && last.id == t.id && last.type == op.type && last.bytes == opBytes) {
+    op.algo = last.algo;
+    op.nChannels = last.nChannels;
+    op.chunkBytes = last.chunkBytes;
+    return;
+  }
+  chooseFresh(op, t);
+  last = Decision{&t, t.id, op.type, opBytes, op.algo, op.nChannels, op.chunkBytes};
+}
+
+static void chooseFresh(CollOp& op, const TuningContext& t) {
+  const std::string& spec = t.algoSpec;
   Algo forced;
   // A forced algorithm that cannot take this operation (direct beyond its size) falls back to the model.
   if (!spec.empty() && forcedAlgo(spec, op.type, &forced) && predictUs(op, forced, t) >= 0) {
@@ -126,7 +158,7 @@ void tune(CollOp& op, const TuningContext& t) {
   if (op.algo == Algo::kTree) ch = std::min(std::max(ch, 2), std::max(t.maxChannels, 1));  // both trees
   if (op.algo == Algo::kDirect) ch = 1;
   op.nChannels = std::clamp(ch, 1, std::max(t.maxChannels, 1));
-  const int64_t forcedChunk = param::ChunkSize();
+  const int64_t forcedChunk = t.forcedChunk;
   // Four slots per chunk keep two chunks in flight in the eight-slot FIFOs, as NCCL's chunkSteps 4 of 8.
   op.chunkBytes = forcedChunk > 0 ? static_cast<size_t>(forcedChunk) : std::max<size_t>(t.slotBytes * 4, 4096);
   CHORUS_LOG_INFO(kTuning, collName(op.type), ": ", bytes, " bytes, ", t.nranks, " ranks on ", t.nHosts, " hosts -> ",

@@ -22,7 +22,16 @@ struct TuningContext {
   int maxChannels = 1;  // rings prepared
   int minChannels = 1;
   size_t slotBytes = 0;  // FIFO slot size
+  // CHORUS_ALGO and CHORUS_CHUNKSIZE as the communicator saw them when it was created (read once, not on
+  // every operation).
+  std::string algoSpec;
+  int64_t forcedChunk = 0;
+  // Distinct for every context filled (tune() caches its last decision per thread under this id).
+  uint64_t id = 0;
 };
+
+// A fresh value for TuningContext::id.
+uint64_t newTuningId();
 
 // Per-hop latency and per-rank bandwidth of a link class.
 struct LinkCost {

@@ -35,13 +35,7 @@ chorusResult_t enqueue(const char* api, chorusComm_t handle, chorusStream_t stre
     chorus::core::validateOp(*comm, op);
     if (!chorus::coll::isP2pOp(op) || op.type == CollType::kAllToAll || op.type == CollType::kGather ||
         op.type == CollType::kScatter) {
-      chorus::coll::TuningContext t;
-      t.nranks = comm->nranks();
-      t.nHosts = comm->topo().nHosts;
-      t.maxChannels = static_cast<int>(comm->topo().rings.size());
-      t.minChannels = comm->options().minChannels;
-      t.slotBytes = comm->slotBytes();
-      chorus::coll::tune(op, t);
+      chorus::coll::tune(op, comm->tuning());
     }
     return chorusSuccess;
   });

@@ -38,7 +38,8 @@ uint64_t processId() {
   return id;
 }
 
-Comm::Comm(int rank, int nranks, CommOptions options) : rank_(rank), nranks_(nranks), options_(std::move(options)) {}
+Comm::Comm(int rank, int nranks, CommOptions options)
+    : rank_(rank), nranks_(nranks), options_(std::move(options)), rankTag_("rank " + std::to_string(rank)) {}
 
 Comm::~Comm() {
   joinInitThread();
@@ -61,21 +62,20 @@ WaitContext Comm::waitContext(std::string what) const {
     const bootstrap::Bootstrap* b = bootstrap_.get();
     ctx.liveness = [b] { b->checkPeers(); };
   }
-  ctx.what = "rank " + std::to_string(rank_) + ": " + what;
+  ctx.spinNs = oversubscribed_ ? 0 : -1;
+  ctx.what = rankTag_ + ": " + what;
   return ctx;
 }
 
-void Comm::fillWaitContext(WaitContext* ctx, const char* what) const {
+void Comm::fillWaitContext(WaitContext* ctx) const {
   ctx->deadline = Deadline::afterMs(options_.timeoutMs);
   ctx->abort = &abort_;
   // Data-path waits watch only the peer they wait on (each connection's own check): a peer that finished its
   // part and exited cleanly is no error while its last data is still in flight. A rank whose operation
   // fails closes its connections (poisonConnections), so a failure reaches its neighbours at once.
   ctx->liveness = nullptr;
-  ctx->what.assign("rank ");
-  char num[16];
-  snprintf(num, sizeof(num), "%d: ", rank_);
-  ctx->what.append(num).append(what);
+  ctx->spinNs = oversubscribed_ ? 0 : -1;
+  if (ctx->what != rankTag_) ctx->what = rankTag_;
 }
 
 void Comm::setUp(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
@@ -117,6 +117,21 @@ void Comm::setUp(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
     if (r != rank_) transports_->select(self, peers_[r]);  // validates CHORUS_TRANSPORT for every pair now
   }
   topo_ = buildTopoView(*this);
+  tuning_.nranks = nranks_;
+  tuning_.nHosts = topo_.nHosts;
+  tuning_.maxChannels = static_cast<int>(topo_.rings.size());
+  tuning_.minChannels = options_.minChannels;
+  tuning_.slotBytes = slotBytes();
+  tuning_.algoSpec = param::Algo();
+  tuning_.forcedChunk = param::ChunkSize();
+  tuning_.id = coll::newTuningId();
+  // More ranks on this host than cores to run them: a spinning waiter holds the core its peer needs, so
+  // waits yield at once (as Open MPI's yield_when_idle). CHORUS_SPIN_US, when set, still decides.
+  int localRanks = 0;
+  for (const transport::PeerInfo& p : peers_) localRanks += p.hostHash == self.hostHash ? 1 : 0;
+  cpu_set_t cpus;
+  const int ncpus = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+  oversubscribed_ = localRanks > ncpus && getenv("CHORUS_SPIN_US") == nullptr;
   if (logEnabled(LogLevel::kInfo, kInit)) {
     std::string line;
     for (int r = 0; r < nranks_; ++r) {

@@ -14,6 +14,7 @@
 #include "chorus_build_config.h"
 #include "collectives/conn_key.h"
 #include "collectives/topo_view.h"
+#include "collectives/tuning.h"
 #include "core/bootstrap/bootstrap.h"
 #include "core/worker.h"
 #include "transport/peer_info.h"
@@ -56,11 +57,16 @@ class Comm : public coll::ConnectionProvider {
   bootstrap::Bootstrap& bootstrap() { return *bootstrap_; }
   const std::vector<transport::PeerInfo>& peers() const { return peers_; }
   const coll::TopoView& topo() const { return topo_; }
+  // What the tuning model knows of this communicator, fixed at creation.
+  const coll::TuningContext& tuning() const { return tuning_; }
+  // True when this host runs more ranks than this process may use cores: waits then yield at once.
+  bool oversubscribed() const { return oversubscribed_; }
 
   // A WaitContext for one blocking step: deadline = now + timeout, this comm's abort flag, peer liveness.
   WaitContext waitContext(std::string what) const;
-  // The same, refilling *ctx in place (keeps its string's capacity: no allocation on the hot path).
-  void fillWaitContext(WaitContext* ctx, const char* what) const;
+  // The same for the data path, refilling *ctx in place; `what` is only "rank R" (the operation is named
+  // where an error is reported), so a warm call neither allocates nor formats.
+  void fillWaitContext(WaitContext* ctx) const;
 
   // Builds, in two deadlock-free phases, every connection in `keys` that does not exist yet. Collective
   // between the peers named: every rank involved must call it with the mirror keys.
@@ -119,6 +125,9 @@ class Comm : public coll::ConnectionProvider {
   std::vector<transport::PeerInfo> peers_;
   std::unique_ptr<transport::TransportSet> transports_;
   coll::TopoView topo_;
+  coll::TuningContext tuning_;
+  bool oversubscribed_ = false;
+  std::string rankTag_;  // "rank R"
 
   // Lock-free lookup of built connections: [lane][peer]. Written under connMu_ once, never removed before
   // the communicator is destroyed.

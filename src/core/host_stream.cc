@@ -14,36 +14,46 @@ HostStream::~HostStream() {
     idleCv_.wait(lock, [this] { return pending_ == 0; });
     stop_ = true;
   }
-  workCv_.notify_one();
+  workCv_.notify_all();
   thread_.join();
 }
 
 void HostStream::enqueue(std::vector<CommWork> works) {
+  bool wake;
   {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back(std::move(works));
     ++pending_;
+    wake = workerWaiting_;
   }
-  workCv_.notify_one();
+  if (wake) workCv_.notify_one();
+}
+
+bool HostStream::runFront(std::unique_lock<std::mutex>& lock) {
+  if (running_ || queue_.empty()) return false;
+  std::vector<CommWork> works = std::move(queue_.front());
+  queue_.pop_front();
+  running_ = true;
+  lock.unlock();
+  LaunchResult r = executeLaunch(works);
+  lock.lock();
+  running_ = false;
+  if (r.status != Status::kSuccess && firstError_.status == Status::kSuccess) firstError_ = r;
+  --pending_;
+  // Only an empty stream interests a waiter (the next launch, if any, runs on this thread): a wake-up per
+  // launch would cost a context switch each when ranks outnumber cores.
+  if (pending_ == 0) idleCv_.notify_all();
+  return true;
 }
 
 void HostStream::loop() {
+  std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    std::vector<CommWork> works;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      workCv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
-      if (queue_.empty()) return;
-      works = std::move(queue_.front());
-      queue_.pop_front();
-    }
-    LaunchResult r = executeLaunch(works);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (r.status != Status::kSuccess && firstError_.status == Status::kSuccess) firstError_ = r;
-      --pending_;
-    }
-    idleCv_.notify_all();
+    if (runFront(lock)) continue;
+    if (stop_ && queue_.empty()) return;
+    workerWaiting_ = true;
+    workCv_.wait(lock);
+    workerWaiting_ = false;
   }
 }
 
@@ -55,7 +65,12 @@ LaunchResult HostStream::takeError() {
 
 LaunchResult HostStream::synchronize() {
   std::unique_lock<std::mutex> lock(mu_);
-  idleCv_.wait(lock, [this] { return pending_ == 0; });
+  while (pending_ != 0) {
+    // Work the stream's thread has not started yet runs here, in order: a caller that synchronizes right
+    // after enqueueing (the common training-loop pattern) then pays no thread hand-off at all.
+    if (runFront(lock)) continue;
+    idleCv_.wait(lock);
+  }
   return takeError();
 }
 

@@ -32,13 +32,18 @@ class HostStream {
 
  private:
   void loop();
+  // Runs the oldest queued launch on the calling thread (the lock is released meanwhile); false when the
+  // queue is empty or another thread is running a launch. Launches run one at a time, in order.
+  bool runFront(std::unique_lock<std::mutex>& lock);
   LaunchResult takeError();
 
   std::mutex mu_;
   std::condition_variable workCv_;
   std::condition_variable idleCv_;
   std::deque<std::vector<CommWork>> queue_;
-  int pending_ = 0;  // launches enqueued and not finished
+  int pending_ = 0;             // launches enqueued and not finished
+  bool running_ = false;        // a thread is executing a launch
+  bool workerWaiting_ = false;  // the stream's thread sleeps on workCv_
   bool stop_ = false;
   LaunchResult firstError_;
   std::thread thread_;

@@ -39,7 +39,7 @@ void executeWork(const CommWork& w) {
   LogRankScope logRank(comm.rank());
   // Reused per thread: an operation on a warm communicator allocates nothing here.
   thread_local WaitContext ctx;
-  comm.fillWaitContext(&ctx, describe(w.ops));
+  comm.fillWaitContext(&ctx);
   if (comm.options().checkMode) checkMatchingCalls(comm, w.ops, ctx);
   thread_local std::vector<coll::ConnKey> keys;
   keys.clear();
@@ -81,10 +81,11 @@ LaunchResult executeLaunch(const std::vector<CommWork>& works) {
     try {
       executeWork(w);
     } catch (const Error& e) {
-      std::string msg = std::string(describe(w.ops)) + ": " + e.what();  // waits name the rank already
+      // "rank R: AllReduce(count N, float32): <cause>"; a wait's message starts with the rank already.
       const std::string tag = "rank " + std::to_string(w.comm->rank()) + ": ";
-      if (msg.find(tag) == std::string::npos) msg = tag + msg;
-      for (size_t at; (at = msg.find(tag + tag)) != std::string::npos;) msg.erase(at, tag.size());
+      std::string cause = e.what();
+      if (cause.compare(0, tag.size(), tag) == 0) cause.erase(0, tag.size());
+      std::string msg = tag + describe(w.ops) + ": " + cause;
       w.comm->recordAsyncError(e.status(), msg);
       w.comm->poisonConnections();
       CHORUS_LOG_WARN(kColl, msg);

@@ -298,6 +298,7 @@ void runP2p(const std::vector<P2pTask>& tasks, const ExecEnv& env) {
   ctx.deadline = env.ctx->deadline;
   ctx.abort = env.ctx->abort;
   ctx.what = env.ctx->what;
+  ctx.spinNs = env.ctx->spinNs;
   ctx.liveness = [&] {
     if (env.ctx->liveness) env.ctx->liveness();
     for (auto& [key, q] : queues) {
