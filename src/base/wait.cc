@@ -35,6 +35,7 @@ Waiter::Waiter(const WaitContext& ctx) : ctx_(ctx) {
   lastCheckNs_ = startNs_;
   const int64_t spinUs = ctx.spinNs >= 0 ? 0 : param::SpinUs();
   spinNs_ = ctx.spinNs >= 0 ? static_cast<uint64_t>(ctx.spinNs) : static_cast<uint64_t>(spinUs < 0 ? 0 : spinUs) * 1000;
+  yieldNs_ = ctx.yieldNs >= 0 ? static_cast<uint64_t>(ctx.yieldNs) : spinNs_ + 50000;
 }
 
 void Waiter::reset() {
@@ -55,9 +56,8 @@ void Waiter::pause(const std::atomic<uint32_t>* word, uint32_t observed) {
   uint64_t now = nowNs();
   if (phase_ == 1) {
     sched_yield();
-    // Yield for as long again as we spun (at least 50 us) before sleeping: with more ranks than cores the
-    // peer we wait for often needs exactly our core.
-    if (now - startNs_ < 2 * spinNs_ + 50000) {
+    // Yield before sleeping: with more ranks than cores the peer we wait for often needs exactly our core.
+    if (now - startNs_ < spinNs_ + yieldNs_) {
       if ((iter_ & 15) == 0) checkWaitInterrupted(ctx_);
       return;
     }

@@ -54,6 +54,9 @@ void Comm::joinInitThread() {
   if (initThread_.joinable() && initThread_.get_id() != std::this_thread::get_id()) initThread_.join();
 }
 
+// Ranks that outnumber cores yield this long before a futex sleep (see WaitContext::yieldNs).
+constexpr int64_t kOversubscribedYieldNs = 1000000;
+
 WaitContext Comm::waitContext(std::string what) const {
   WaitContext ctx;
   ctx.deadline = Deadline::afterMs(options_.timeoutMs);
@@ -63,6 +66,7 @@ WaitContext Comm::waitContext(std::string what) const {
     ctx.liveness = [b] { b->checkPeers(); };
   }
   ctx.spinNs = oversubscribed_ ? 0 : -1;
+  ctx.yieldNs = oversubscribed_ ? kOversubscribedYieldNs : -1;
   ctx.what = rankTag_ + ": " + what;
   return ctx;
 }
@@ -75,6 +79,7 @@ void Comm::fillWaitContext(WaitContext* ctx) const {
   // fails closes its connections (poisonConnections), so a failure reaches its neighbours at once.
   ctx->liveness = nullptr;
   ctx->spinNs = oversubscribed_ ? 0 : -1;
+  ctx->yieldNs = oversubscribed_ ? kOversubscribedYieldNs : -1;
   if (ctx->what != rankTag_) ctx->what = rankTag_;
 }
 

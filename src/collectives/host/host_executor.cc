@@ -299,6 +299,7 @@ void runP2p(const std::vector<P2pTask>& tasks, const ExecEnv& env) {
   ctx.abort = env.ctx->abort;
   ctx.what = env.ctx->what;
   ctx.spinNs = env.ctx->spinNs;
+  ctx.yieldNs = env.ctx->yieldNs;
   ctx.liveness = [&] {
     if (env.ctx->liveness) env.ctx->liveness();
     for (auto& [key, q] : queues) {
