@@ -1,17 +1,28 @@
 #include "core/host_stream.h"
 
+#include <sched.h>
+
 #include <unordered_set>
+
+#include "base/wait.h"
 
 #include "base/error.h"
 
 namespace chorus::core {
+
+namespace {
+// How long a stream's thread watches for the next launch, and a synchronizer for the end of the running
+// ones, before sleeping. Measured with all_reduce_perf -n 10 on 2 cores (8 B-4 KiB): 20 us took 2 ranks from
+// 1.2-3.8 us per operation to 0.95-1.9 us and 4 ranks from 9.9-11.9 to 6.3-9.7 us; 100 us gained nothing more.
+constexpr uint64_t kLingerNs = 20000;
+}  // namespace
 
 HostStream::HostStream() : thread_([this] { loop(); }) {}
 
 HostStream::~HostStream() {
   {
     std::unique_lock<std::mutex> lock(mu_);
-    idleCv_.wait(lock, [this] { return pending_ == 0; });
+    idleCv_.wait(lock, [this] { return pending_.load() == 0; });
     stop_ = true;
   }
   workCv_.notify_all();
@@ -23,7 +34,8 @@ void HostStream::enqueue(std::vector<CommWork> works) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back(std::move(works));
-    ++pending_;
+    queued_.fetch_add(1, std::memory_order_release);
+    pending_.fetch_add(1, std::memory_order_relaxed);
     wake = workerWaiting_;
   }
   if (wake) workCv_.notify_one();
@@ -33,27 +45,55 @@ bool HostStream::runFront(std::unique_lock<std::mutex>& lock) {
   if (running_ || queue_.empty()) return false;
   std::vector<CommWork> works = std::move(queue_.front());
   queue_.pop_front();
+  queued_.fetch_sub(1, std::memory_order_relaxed);
   running_ = true;
   lock.unlock();
   LaunchResult r = executeLaunch(works);
   lock.lock();
   running_ = false;
   if (r.status != Status::kSuccess && firstError_.status == Status::kSuccess) firstError_ = r;
-  --pending_;
   // Only an empty stream interests a waiter (the next launch, if any, runs on this thread): a wake-up per
   // launch would cost a context switch each when ranks outnumber cores.
-  if (pending_ == 0) idleCv_.notify_all();
+  if (pending_.fetch_sub(1, std::memory_order_release) == 1) idleCv_.notify_all();
   return true;
+}
+
+bool HostStream::linger(std::unique_lock<std::mutex>& lock, const std::atomic<int>& word, int want) {
+  lock.unlock();
+  const uint64_t end = nowNs() + kLingerNs;
+  bool hit = false;
+  for (int i = 0;; ++i) {
+    if ((word.load(std::memory_order_acquire) == 0) == (want == 0)) {
+      hit = true;
+      break;
+    }
+    if ((i & 7) == 7 && nowNs() >= end) break;
+    sched_yield();
+  }
+  lock.lock();
+  return hit;
 }
 
 void HostStream::loop() {
   std::unique_lock<std::mutex> lock(mu_);
+  bool lingered = false;
   for (;;) {
-    if (runFront(lock)) continue;
+    if (runFront(lock)) {
+      lingered = false;
+      continue;
+    }
     if (stop_ && queue_.empty()) return;
+    // The next launch often follows at once (a training loop's next bucket): watch for it a little while,
+    // yielding the core, before a sleep that would make its enqueue pay a wake-up.
+    if (!lingered) {
+      lingered = true;
+      linger(lock, queued_, 1);
+      continue;  // re-check under the lock: an enqueue meanwhile saw no sleeper and woke nobody
+    }
     workerWaiting_ = true;
     workCv_.wait(lock);
     workerWaiting_ = false;
+    lingered = false;
   }
 }
 
@@ -65,10 +105,18 @@ LaunchResult HostStream::takeError() {
 
 LaunchResult HostStream::synchronize() {
   std::unique_lock<std::mutex> lock(mu_);
-  while (pending_ != 0) {
+  bool lingered = false;
+  while (pending_.load(std::memory_order_acquire) != 0) {
     // Work the stream's thread has not started yet runs here, in order: a caller that synchronizes right
     // after enqueueing (the common training-loop pattern) then pays no thread hand-off at all.
     if (runFront(lock)) continue;
+    // The stream's thread is running the last launches: watch for the end a little while (yielding) before
+    // sleeping, so that its finish needs no wake-up.
+    if (!lingered) {
+      lingered = true;
+      linger(lock, pending_, 0);
+      continue;
+    }
     idleCv_.wait(lock);
   }
   return takeError();
@@ -77,7 +125,7 @@ LaunchResult HostStream::synchronize() {
 LaunchResult HostStream::query() {
   std::lock_guard<std::mutex> lock(mu_);
   if (firstError_.status != Status::kSuccess) return takeError();
-  if (pending_ != 0) return LaunchResult{Status::kInProgress, ""};
+  if (pending_.load() != 0) return LaunchResult{Status::kInProgress, ""};
   return LaunchResult{};
 }
 

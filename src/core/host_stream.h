@@ -35,15 +35,19 @@ class HostStream {
   // Runs the oldest queued launch on the calling thread (the lock is released meanwhile); false when the
   // queue is empty or another thread is running a launch. Launches run one at a time, in order.
   bool runFront(std::unique_lock<std::mutex>& lock);
+  // Releases the lock and yields for a short while until `word` is zero (want == 0) or non-zero (want != 0);
+  // returns with the lock held, true when the condition was seen.
+  static bool linger(std::unique_lock<std::mutex>& lock, const std::atomic<int>& word, int want);
   LaunchResult takeError();
 
   std::mutex mu_;
   std::condition_variable workCv_;
   std::condition_variable idleCv_;
   std::deque<std::vector<CommWork>> queue_;
-  int pending_ = 0;             // launches enqueued and not finished
-  bool running_ = false;        // a thread is executing a launch
-  bool workerWaiting_ = false;  // the stream's thread sleeps on workCv_
+  std::atomic<int> pending_{0};  // launches enqueued and not finished (changed under mu_, read without)
+  std::atomic<int> queued_{0};   // launches in queue_ (changed under mu_, read without)
+  bool running_ = false;         // a thread is executing a launch
+  bool workerWaiting_ = false;   // the stream's thread sleeps on workCv_
   bool stop_ = false;
   LaunchResult firstError_;
   std::thread thread_;
