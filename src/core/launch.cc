@@ -54,7 +54,11 @@ void executeWork(const CommWork& w) {
   env.conns = &comm;
   env.ctx = &ctx;
   std::vector<coll::P2pTask> tasks;
-  std::vector<std::vector<char>> scratch;  // copies of in-place all-to-all inputs
+  // Copies of in-place all-to-all inputs, kept per thread with their capacity: a fresh buffer per call would
+  // fault in every page of it each time (a 128 MiB in-place all-to-all ran at a third of the out-of-place
+  // speed). The memory stays with the thread, up to the largest in-place all-to-all it ran.
+  thread_local std::vector<std::vector<char>> scratch;
+  size_t scratchUsed = 0;
   for (const coll::CollOp& op : w.ops) {
     if (!coll::isP2pOp(op)) {
       coll::runCollective(op, env);
@@ -64,8 +68,10 @@ void executeWork(const CommWork& w) {
     if (op.type == coll::CollType::kAllToAll && op.sendbuff == op.recvbuff && op.count > 0) {
       // In place: what this rank sends must be read before it is overwritten by what it receives.
       const size_t bytes = op.count * reduce::dtypeSize(op.dtype) * comm.nranks();
-      scratch.emplace_back(static_cast<const char*>(op.sendbuff), static_cast<const char*>(op.sendbuff) + bytes);
-      p.sendbuff = scratch.back().data();
+      if (scratch.size() == scratchUsed) scratch.emplace_back();
+      std::vector<char>& copy = scratch[scratchUsed++];
+      copy.assign(static_cast<const char*>(op.sendbuff), static_cast<const char*>(op.sendbuff) + bytes);
+      p.sendbuff = copy.data();
     }
     coll::addP2pTasks(p, comm.rank(), comm.nranks(), &tasks);
   }
