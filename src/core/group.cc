@@ -100,6 +100,15 @@ Status submit(Comm* comm, HostStream* stream, const coll::CollOp& op, std::strin
     if (r.status != Status::kSuccess && error != nullptr) *error = r.message;
     return r.status;
   }
+  if (comm->device() < 0) {
+    // One call on a host stream: its launch is one work of one operation (no per-stream sorting needed).
+    std::vector<CommWork> works(1);
+    works[0].comm = comm;
+    works[0].ops.assign(1, op);
+    comm->opEnqueued();
+    stream->enqueue(std::move(works));
+    return Status::kSuccess;
+  }
   return launch({PendingCall{comm, stream, op}}, error);
 }
 
