@@ -14,7 +14,7 @@ namespace {
 
 constexpr LinkCost kShm{1.0, 8.0};
 constexpr LinkCost kNet{15.0, 2.0};
-// Largest all-reduce the direct algorithm takes (it moves (nranks-1) times the buffer per rank).
+// Largest message of a direct algorithm (an all-reduce moves (nranks-1) times its buffer per rank).
 constexpr size_t kDirectMaxBytes = 32u << 10;
 
 LinkCost linkCost(const TuningContext& t) {
@@ -23,13 +23,18 @@ LinkCost linkCost(const TuningContext& t) {
 
 bool algoApplies(CollType type, Algo algo) {
   switch (type) {
-    case CollType::kAllReduce: return true;
-    case CollType::kBroadcast:
+    case CollType::kAllReduce:
+    case CollType::kBroadcast: return true;
     case CollType::kReduce: return algo == Algo::kRing || algo == Algo::kTree;
     case CollType::kAllGather:
-    case CollType::kReduceScatter: return algo == Algo::kRing;
+    case CollType::kReduceScatter: return algo == Algo::kRing || algo == Algo::kDirect;
     default: return algo == Algo::kDirect;
   }
+}
+
+bool isP2pType(CollType type) {
+  return type == CollType::kAllToAll || type == CollType::kGather || type == CollType::kScatter ||
+         type == CollType::kSend || type == CollType::kRecv;
 }
 
 bool parseAlgoName(const std::string& name, Algo* a) {
@@ -90,6 +95,13 @@ double predictUs(const CollOp& op, Algo algo, const TuningContext& t) {
   const double bw = c.bandwidthGBs * 1e3;  // bytes per microsecond
   if (t.nranks <= 1) return bytes / bw;
   const double logn = std::ceil(std::log2(n));
+  if (algo == Algo::kDirect && op.type != CollType::kAllReduce && !isP2pType(op.type)) {
+    // One step; every message (a rank's block, or the broadcast buffer) must fit one FIFO slot. The busiest
+    // rank sends n-1 of them.
+    const double msg = op.type == CollType::kBroadcast ? bytes : bytes / n;
+    if (msg > static_cast<double>(std::min<size_t>(t.slotBytes, kDirectMaxBytes)) || t.nranks > 16) return -1;
+    return c.latencyUs + (n - 1) * msg / bw;
+  }
   switch (op.type) {
     case CollType::kAllReduce:
       // Direct: one hop, but every rank receives and reduces every other rank's whole buffer; it must fit

@@ -22,7 +22,7 @@ namespace {
 
 // Outputs larger than this are written with streaming stores: they would only evict the FIFO slots.
 constexpr size_t kNonTemporalBytes = 16u << 20;
-// The direct all-reduce posts to every peer at once; beyond this many ranks the ring and tree win anyway.
+// The direct algorithms post to every peer at once; beyond this many ranks the ring and tree win anyway.
 constexpr int kMaxDirectRanks = 64;
 
 // A tree whose root is `root`: the searched tree with the labels of its root and `root` exchanged.
@@ -75,7 +75,7 @@ void addNeededConnections(const CollOp& op, const TopoView& topo, int rank, int 
     return;
   }
   if (op.algo == Algo::kDirect) {
-    // Direct all-reduce: everyone to everyone on lane 0.
+    // Direct algorithms: everyone to everyone on lane 0.
     for (int p = 0; p < nranks; ++p) {
       if (p == rank) continue;
       keys->push_back(ConnKey{p, 0, true});
@@ -137,48 +137,104 @@ void addP2pTasks(const CollOp& op, int rank, int nranks, std::vector<P2pTask>* t
 
 namespace {
 
-// Direct all-reduce for small buffers: one step. Every rank posts its whole input to every peer, then
-// reduces all nranks contributions itself. The reduction runs in rank order (x0, then x1, ...) on every
-// rank, so every rank computes bit-identical results, as the ring's single final reduction guarantees.
-void runDirectAllReduce(const CollOp& op, const ExecEnv& env, const HostPrimsConfig& cfg) {
-  const int n = env.nranks;
-  const size_t bytes = op.count * cfg.eltSize;
-  const WaitContext& ctx = *env.ctx;
-  for (int p = 0; p < n; ++p) {
-    if (p == env.rank) continue;
-    transport::SendConnection* c = env.conns->sendConn(p, 0);
-    CHORUS_ENFORCE(bytes <= c->slotBytes(), "direct all-reduce of ", bytes, " bytes exceeds a slot");
-    memcpy(c->acquire(ctx), cfg.input, bytes);
-    c->post(bytes);
+// Direct algorithms for small buffers: one step, every message one FIFO slot on lane 0, which connects
+// every pair of ranks. With ranks that outnumber cores a ring's n-1 dependent steps each cost a scheduling
+// round; here every rank runs once.
+
+// Copies `bytes` from `data` into a slot to peer p and publishes it.
+void postTo(const ExecEnv& env, int p, const void* data, size_t bytes) {
+  transport::SendConnection* c = env.conns->sendConn(p, 0);
+  CHORUS_ENFORCE(bytes <= c->slotBytes(), "direct step of ", bytes, " bytes exceeds a ", c->slotBytes(), "-byte slot");
+  memcpy(c->acquire(*env.ctx), data, bytes);
+  c->post(bytes);
+}
+
+// Waits for the slot from peer r, which must hold exactly `bytes`; release it through *from when done.
+const void* peekFrom(const ExecEnv& env, int r, size_t bytes, transport::RecvConnection** from) {
+  *from = env.conns->recvConn(r, 0);
+  size_t got = 0;
+  const void* x = (*from)->peek(&got, *env.ctx);
+  if (got != bytes) {
+    CHORUS_THROW(Status::kInvalidUsage, (*from)->what(), ": received ", got, " bytes where ", bytes,
+                 " were expected: ranks called different collectives or counts (CHORUS_CHECK=1 verifies)");
   }
-  // In place, the output overwrites this rank's input before its turn in the rank order: keep a copy.
+  return x;
+}
+
+// Reduces every rank's contribution of `count` elements into `out` in rank order (x0, then x1, ...): this
+// rank's own is `mine`, the others' wait in lane-0 slots. The same order on every rank makes all-reduce
+// results bit-identical across ranks, as the ring's single final reduction does.
+void reduceInRankOrder(const ExecEnv& env, const HostPrimsConfig& cfg, const void* mine, void* out, size_t count) {
+  const int n = env.nranks;
+  const size_t bytes = count * cfg.eltSize;
+  // In place, the output overwrites this rank's contribution before its turn: keep a copy.
   thread_local std::vector<char> own;
-  const void* mine = cfg.input;
-  if (cfg.input == cfg.output && env.rank > 0) {
-    own.assign(static_cast<const char*>(cfg.input), static_cast<const char*>(cfg.input) + bytes);
+  if (mine == out && env.rank > 0) {
+    own.assign(static_cast<const char*>(mine), static_cast<const char*>(mine) + bytes);
     mine = own.data();
   }
-  transport::RecvConnection* from[kMaxDirectRanks];
   for (int r = 0; r < n; ++r) {
-    const void* x = mine;
-    if (r != env.rank) {
-      from[r] = env.conns->recvConn(r, 0);
-      size_t got = 0;
-      x = from[r]->peek(&got, ctx);
-      if (got != bytes) {
-        CHORUS_THROW(Status::kInvalidUsage, from[r]->what(), ": received ", got, " bytes where ", bytes,
-                     " were expected: ranks called different collectives or counts (CHORUS_CHECK=1 verifies)");
-      }
-    }
+    transport::RecvConnection* from = nullptr;
+    const void* x = r == env.rank ? mine : peekFrom(env, r, bytes, &from);
     reduce::ReduceParams p = cfg.premul;
     if (r == n - 1) p.postDiv = cfg.postDiv;
     if (r == 0) {
-      cfg.kernels->scale(cfg.output, x, op.count, p);
+      cfg.kernels->scale(out, x, count, p);
     } else {
-      cfg.kernels->reduce(cfg.output, x, cfg.output, op.count, p);
+      cfg.kernels->reduce(out, x, out, count, p);
     }
-    if (r != env.rank) from[r]->release();
+    if (from != nullptr) from->release();
   }
+}
+
+// All-reduce: every rank posts its whole input to every peer and reduces all contributions itself.
+void runDirectAllReduce(const CollOp& op, const ExecEnv& env, const HostPrimsConfig& cfg) {
+  const size_t bytes = op.count * cfg.eltSize;
+  for (int p = 0; p < env.nranks; ++p) {
+    if (p != env.rank) postTo(env, p, cfg.input, bytes);
+  }
+  reduceInRankOrder(env, cfg, cfg.input, cfg.output, op.count);
+}
+
+// Reduce-scatter: block p of every input goes to rank p, which reduces the n blocks in rank order.
+void runDirectReduceScatter(const CollOp& op, const ExecEnv& env, const HostPrimsConfig& cfg) {
+  const size_t bytes = op.count * cfg.eltSize;
+  const char* in = static_cast<const char*>(cfg.input);
+  for (int p = 0; p < env.nranks; ++p) {
+    if (p != env.rank) postTo(env, p, in + p * bytes, bytes);
+  }
+  reduceInRankOrder(env, cfg, in + env.rank * bytes, cfg.output, op.count);
+}
+
+// All-gather: every rank posts its block to every peer and copies each peer's block into place.
+void runDirectAllGather(const CollOp& op, const ExecEnv& env, const HostPrimsConfig& cfg) {
+  const size_t bytes = op.count * cfg.eltSize;
+  char* out = static_cast<char*>(cfg.output);
+  for (int p = 0; p < env.nranks; ++p) {
+    if (p != env.rank) postTo(env, p, cfg.input, bytes);
+  }
+  if (out + env.rank * bytes != cfg.input) memmove(out + env.rank * bytes, cfg.input, bytes);
+  for (int r = 0; r < env.nranks; ++r) {
+    if (r == env.rank) continue;
+    transport::RecvConnection* from = nullptr;
+    memcpy(out + r * bytes, peekFrom(env, r, bytes, &from), bytes);
+    from->release();
+  }
+}
+
+// Broadcast: the root posts to every peer; the others copy what the root posted.
+void runDirectBroadcast(const CollOp& op, const ExecEnv& env, const HostPrimsConfig& cfg) {
+  const size_t bytes = op.count * cfg.eltSize;
+  if (env.rank == op.root) {
+    for (int p = 0; p < env.nranks; ++p) {
+      if (p != env.rank) postTo(env, p, cfg.input, bytes);
+    }
+    if (cfg.output != cfg.input) memmove(cfg.output, cfg.input, bytes);
+    return;
+  }
+  transport::RecvConnection* from = nullptr;
+  memcpy(cfg.output, peekFrom(env, op.root, bytes, &from), bytes);
+  from->release();
 }
 
 }  // namespace
@@ -196,10 +252,14 @@ void runCollective(const CollOp& op, const ExecEnv& env) {
   cfg.nonTemporalOutput = collBytes(op, env.nranks) >= kNonTemporalBytes;
   cfg.ctx = env.ctx;
   if (op.algo == Algo::kDirect) {
-    CHORUS_ENFORCE(op.type == CollType::kAllReduce && env.nranks <= kMaxDirectRanks, "no direct algorithm for ",
-                   collName(op.type), " at ", env.nranks, " ranks");
-    runDirectAllReduce(op, env, cfg);
-    return;
+    CHORUS_ENFORCE(env.nranks <= kMaxDirectRanks, "no direct algorithm at ", env.nranks, " ranks");
+    switch (op.type) {
+      case CollType::kAllReduce: runDirectAllReduce(op, env, cfg); return;
+      case CollType::kReduceScatter: runDirectReduceScatter(op, env, cfg); return;
+      case CollType::kAllGather: runDirectAllGather(op, env, cfg); return;
+      case CollType::kBroadcast: runDirectBroadcast(op, env, cfg); return;
+      default: CHORUS_THROW(Status::kInternalError, "no direct algorithm for ", collName(op.type));
+    }
   }
 
   CollArgs a;
