@@ -14,11 +14,6 @@ CollCounts counts(size_t count, size_t eltSize, int nranks) {
   return c;
 }
 
-void bandwidth(size_t count, size_t eltSize, double sec, int nranks, double* algBw, double* busBw) {
-  *algBw = sec > 0 ? static_cast<double>(count * eltSize * nranks) / 1e9 / sec : 0;
-  *busBw = *algBw * (nranks - 1) / nranks;
-}
-
 bool expected(const Pattern& p, const CollCounts& c, int, int, void* out) {
   for (int r = 0; r < p.nranks; ++r) {
     fillInput(p, r, 0, c.paramCount, static_cast<char*>(out) + r * c.paramCount * typeSize(p.type));
@@ -38,7 +33,7 @@ const Collective kAllGather{.programName = "all_gather_perf",
                             .checksInPlace = true,
                             .needsPowerOfTwo = false,
                             .counts = counts,
-                            .bandwidth = bandwidth,
+                            .bandwidth = perRankBandwidth,
                             .expected = expected,
                             .run = run};
 

@@ -13,11 +13,6 @@ CollCounts counts(size_t count, size_t eltSize, int nranks) {
   return c;
 }
 
-void bandwidth(size_t count, size_t eltSize, double sec, int nranks, double* algBw, double* busBw) {
-  *algBw = sec > 0 ? static_cast<double>(count * eltSize * nranks) / 1e9 / sec : 0;
-  *busBw = *algBw * (nranks - 1) / nranks;
-}
-
 // Block j of the output is block `rank` of rank j's input.
 bool expected(const Pattern& p, const CollCounts& c, int rank, int, void* out) {
   for (int j = 0; j < p.nranks; ++j) {
@@ -38,7 +33,7 @@ const Collective kAlltoAll{.programName = "alltoall_perf",
                            .checksInPlace = false,
                            .needsPowerOfTwo = false,
                            .counts = counts,
-                           .bandwidth = bandwidth,
+                           .bandwidth = perRankBandwidth,
                            .expected = expected,
                            .run = run};
 

@@ -10,11 +10,6 @@ CollCounts counts(size_t count, size_t, int) {
   return c;
 }
 
-void bandwidth(size_t count, size_t eltSize, double sec, int, double* algBw, double* busBw) {
-  *algBw = sec > 0 ? static_cast<double>(count * eltSize) / 1e9 / sec : 0;
-  *busBw = *algBw;
-}
-
 bool expected(const Pattern& p, const CollCounts& c, int, int root, void* out) {
   fillInput(p, root, 0, c.recvCount, out);
   return true;
@@ -32,7 +27,7 @@ const Collective kBroadcast{.programName = "broadcast_perf",
                             .checksInPlace = true,
                             .needsPowerOfTwo = false,
                             .counts = counts,
-                            .bandwidth = bandwidth,
+                            .bandwidth = wholeBufferBandwidth,
                             .expected = expected,
                             .run = run};
 

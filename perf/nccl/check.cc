@@ -175,4 +175,14 @@ size_t perRankCount(size_t count, size_t eltSize, int nranks) {
   return (count / static_cast<size_t>(nranks)) / align * align;
 }
 
+void perRankBandwidth(size_t count, size_t eltSize, double sec, int nranks, double* algBw, double* busBw) {
+  *algBw = sec > 0 ? static_cast<double>(count * eltSize * nranks) / 1e9 / sec : 0;
+  *busBw = *algBw * (nranks - 1) / nranks;
+}
+
+void wholeBufferBandwidth(size_t count, size_t eltSize, double sec, int, double* algBw, double* busBw) {
+  *algBw = sec > 0 ? static_cast<double>(count * eltSize) / 1e9 / sec : 0;
+  *busBw = *algBw;
+}
+
 }  // namespace chorus::perf

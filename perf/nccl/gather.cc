@@ -15,11 +15,6 @@ CollCounts counts(size_t count, size_t eltSize, int nranks) {
   return c;
 }
 
-void bandwidth(size_t count, size_t eltSize, double sec, int nranks, double* algBw, double* busBw) {
-  *algBw = sec > 0 ? static_cast<double>(count * eltSize * nranks) / 1e9 / sec : 0;
-  *busBw = *algBw * (nranks - 1) / nranks;
-}
-
 bool expected(const Pattern& p, const CollCounts& c, int rank, int root, void* out) {
   if (rank != root) return false;
   for (int r = 0; r < p.nranks; ++r) {
@@ -40,7 +35,7 @@ const Collective kGather{.programName = "gather_perf",
                          .checksInPlace = true,
                          .needsPowerOfTwo = false,
                          .counts = counts,
-                         .bandwidth = bandwidth,
+                         .bandwidth = perRankBandwidth,
                          .expected = expected,
                          .run = run};
 

@@ -149,6 +149,13 @@ struct Collective {
 // Counts of collectives that split `count` over ranks: per-rank counts rounded down to 16 bytes.
 size_t perRankCount(size_t count, size_t eltSize, int nranks);
 
+// Collective::bandwidth of the collectives whose size is `count` elements per rank times nranks and whose
+// busbw factor is (n-1)/n, as nccl-tests: all-gather, reduce-scatter, all-to-all, gather, scatter, hypercube.
+void perRankBandwidth(size_t count, size_t eltSize, double sec, int nranks, double* algBw, double* busBw);
+// Collective::bandwidth of the collectives that move one buffer of `count` elements, busbw = algbw:
+// broadcast, reduce, send/recv.
+void wholeBufferBandwidth(size_t count, size_t eltSize, double sec, int nranks, double* algBw, double* busBw);
+
 // The whole program: parses flags, launches ranks, prints the table. Returns the exit status.
 int runBenchmark(int argc, char** argv, const Collective& coll);
 

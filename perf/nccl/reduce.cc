@@ -11,11 +11,6 @@ CollCounts counts(size_t count, size_t, int) {
   return c;
 }
 
-void bandwidth(size_t count, size_t eltSize, double sec, int, double* algBw, double* busBw) {
-  *algBw = sec > 0 ? static_cast<double>(count * eltSize) / 1e9 / sec : 0;
-  *busBw = *algBw;
-}
-
 bool expected(const Pattern& p, const CollCounts& c, int rank, int root, void* out) {
   if (rank != root) return false;
   fillReduced(p, 0, c.recvCount, out);
@@ -34,7 +29,7 @@ const Collective kReduce{.programName = "reduce_perf",
                          .checksInPlace = true,
                          .needsPowerOfTwo = false,
                          .counts = counts,
-                         .bandwidth = bandwidth,
+                         .bandwidth = wholeBufferBandwidth,
                          .expected = expected,
                          .run = run};
 

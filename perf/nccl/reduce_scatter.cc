@@ -14,11 +14,6 @@ CollCounts counts(size_t count, size_t eltSize, int nranks) {
   return c;
 }
 
-void bandwidth(size_t count, size_t eltSize, double sec, int nranks, double* algBw, double* busBw) {
-  *algBw = sec > 0 ? static_cast<double>(count * eltSize * nranks) / 1e9 / sec : 0;
-  *busBw = *algBw * (nranks - 1) / nranks;
-}
-
 bool expected(const Pattern& p, const CollCounts& c, int rank, int, void* out) {
   fillReduced(p, rank * c.paramCount, c.recvCount, out);
   return true;
@@ -36,7 +31,7 @@ const Collective kReduceScatter{.programName = "reduce_scatter_perf",
                                 .checksInPlace = true,
                                 .needsPowerOfTwo = false,
                                 .counts = counts,
-                                .bandwidth = bandwidth,
+                                .bandwidth = perRankBandwidth,
                                 .expected = expected,
                                 .run = run};
 

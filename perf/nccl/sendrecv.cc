@@ -11,11 +11,6 @@ CollCounts counts(size_t count, size_t, int) {
   return c;
 }
 
-void bandwidth(size_t count, size_t eltSize, double sec, int, double* algBw, double* busBw) {
-  *algBw = sec > 0 ? static_cast<double>(count * eltSize) / 1e9 / sec : 0;
-  *busBw = *algBw;
-}
-
 bool expected(const Pattern& p, const CollCounts& c, int rank, int, void* out) {
   fillInput(p, (rank - 1 + p.nranks) % p.nranks, 0, c.recvCount, out);
   return true;
@@ -40,7 +35,7 @@ const Collective kSendRecv{.programName = "sendrecv_perf",
                            .checksInPlace = false,
                            .needsPowerOfTwo = false,
                            .counts = counts,
-                           .bandwidth = bandwidth,
+                           .bandwidth = wholeBufferBandwidth,
                            .expected = expected,
                            .run = run};
 
