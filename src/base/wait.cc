@@ -3,6 +3,8 @@
 #include <sched.h>
 #include <time.h>
 
+#include <algorithm>
+
 #include "base/error.h"
 #include "base/futex.h"
 #include "base/params.h"
@@ -33,8 +35,8 @@ void checkWaitInterrupted(const WaitContext& ctx) {
 Waiter::Waiter(const WaitContext& ctx) : ctx_(ctx) {
   startNs_ = nowNs();
   lastCheckNs_ = startNs_;
-  const int64_t spinUs = ctx.spinNs >= 0 ? 0 : param::SpinUs();
-  spinNs_ = ctx.spinNs >= 0 ? static_cast<uint64_t>(ctx.spinNs) : static_cast<uint64_t>(spinUs < 0 ? 0 : spinUs) * 1000;
+  const int64_t spinNs = ctx.spinNs >= 0 ? ctx.spinNs : param::SpinUs() * 1000;
+  spinNs_ = static_cast<uint64_t>(std::max<int64_t>(spinNs, 0));
   yieldNs_ = ctx.yieldNs >= 0 ? static_cast<uint64_t>(ctx.yieldNs) : spinNs_ + 50000;
 }
 

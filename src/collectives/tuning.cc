@@ -51,9 +51,6 @@ bool parseAlgoName(const std::string& name, Algo* a) {
 
 }  // namespace
 
-// The model's choice for `op`, without the per-thread cache.
-static void chooseFresh(CollOp& op, const TuningContext& t);
-
 bool forcedAlgo(const std::string& spec, CollType type, Algo* algo) {
   bool found = false;
   size_t pos = 0;
@@ -123,31 +120,10 @@ double predictUs(const CollOp& op, Algo algo, const TuningContext& t) {
   }
 }
 
-void tune(CollOp& op, const TuningContext& t) {
-  // Training loops repeat the same few calls: the last decision per thread is kept, keyed by the context's
-  // identity (its address and generation: a destroyed communicator's address may be reused) and the size.
-  struct Decision {
-    const TuningContext* t = nullptr;
-    uint64_t id = 0;
-    CollType type = CollType::kAllReduce;
-    size_t bytes = 0;
-    Algo algo = Algo::kRing;
-    int nChannels = 1;
-    size_t chunkBytes = 0;
-  };
-  thread_local Decision last;
-  const size_t opBytes = collBytes(op, t.nranks);
-  if (last.t == &t && last.id == t.id && last.type == op.type && last.bytes == opBytes) {
-    op.algo = last.algo;
-    op.nChannels = last.nChannels;
-    op.chunkBytes = last.chunkBytes;
-    return;
-  }
-  chooseFresh(op, t);
-  last = Decision{&t, t.id, op.type, opBytes, op.algo, op.nChannels, op.chunkBytes};
-}
+namespace {
 
-static void chooseFresh(CollOp& op, const TuningContext& t) {
+// The model's choice for `op`, without tune()'s per-thread cache.
+void chooseFresh(CollOp& op, const TuningContext& t) {
   const std::string& spec = t.algoSpec;
   Algo forced;
   // A forced algorithm that cannot take this operation (direct beyond its size) falls back to the model.
@@ -176,6 +152,31 @@ static void chooseFresh(CollOp& op, const TuningContext& t) {
   CHORUS_LOG_INFO(kTuning, collName(op.type), ": ", bytes, " bytes, ", t.nranks, " ranks on ", t.nHosts, " hosts -> ",
                   algoName(op.algo), ", ", op.nChannels, " channels, chunk ", op.chunkBytes, " bytes (ring ",
                   predictUs(op, Algo::kRing, t), " us, tree ", predictUs(op, Algo::kTree, t), " us)");
+}
+
+}  // namespace
+
+void tune(CollOp& op, const TuningContext& t) {
+  // Training loops repeat the same few calls: the last decision per thread is kept, keyed by the context's
+  // id (unique per communicator, where an address could be reused) and the size.
+  struct Decision {
+    uint64_t id = 0;  // 0: none (a context without an id is never cached)
+    CollType type = CollType::kAllReduce;
+    size_t bytes = 0;
+    Algo algo = Algo::kRing;
+    int nChannels = 1;
+    size_t chunkBytes = 0;
+  };
+  thread_local Decision last;
+  const size_t opBytes = collBytes(op, t.nranks);
+  if (t.id != 0 && last.id == t.id && last.type == op.type && last.bytes == opBytes) {
+    op.algo = last.algo;
+    op.nChannels = last.nChannels;
+    op.chunkBytes = last.chunkBytes;
+    return;
+  }
+  chooseFresh(op, t);
+  last = Decision{t.id, op.type, opBytes, op.algo, op.nChannels, op.chunkBytes};
 }
 
 }  // namespace chorus::coll

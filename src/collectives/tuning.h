@@ -26,7 +26,7 @@ struct TuningContext {
   // every operation).
   std::string algoSpec;
   int64_t forcedChunk = 0;
-  // Distinct for every context filled (tune() caches its last decision per thread under this id).
+  // Distinct for every context filled (tune() caches its last decision per thread under this id); 0: none.
   uint64_t id = 0;
 };
 

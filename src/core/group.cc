@@ -90,24 +90,21 @@ Status submit(Comm* comm, HostStream* stream, const coll::CollOp& op, std::strin
     group.calls.push_back(PendingCall{comm, stream, op});
     return Status::kSuccess;
   }
-  if (stream == nullptr && comm->device() < 0) {
-    // The common blocking call: run it here without building a launch (and without allocating).
+  if (comm->device() < 0) {
+    // One call of a host communicator outside a group: its launch is one work of one operation, with no
+    // per-stream sorting to do.
+    comm->opEnqueued();
+    if (stream != nullptr) {
+      stream->enqueue({CommWork{comm, {op}}});
+      return Status::kSuccess;
+    }
+    // The common blocking call runs here; the work is reused, so a warm call allocates nothing.
     thread_local std::vector<CommWork> works(1);
     works[0].comm = comm;
     works[0].ops.assign(1, op);
-    comm->opEnqueued();
     LaunchResult r = executeLaunch(works);
     if (r.status != Status::kSuccess && error != nullptr) *error = r.message;
     return r.status;
-  }
-  if (comm->device() < 0) {
-    // One call on a host stream: its launch is one work of one operation (no per-stream sorting needed).
-    std::vector<CommWork> works(1);
-    works[0].comm = comm;
-    works[0].ops.assign(1, op);
-    comm->opEnqueued();
-    stream->enqueue(std::move(works));
-    return Status::kSuccess;
   }
   return launch({PendingCall{comm, stream, op}}, error);
 }

@@ -35,9 +35,6 @@ class HostStream {
   // Runs the oldest queued launch on the calling thread (the lock is released meanwhile); false when the
   // queue is empty or another thread is running a launch. Launches run one at a time, in order.
   bool runFront(std::unique_lock<std::mutex>& lock);
-  // Releases the lock and yields for a short while until `word` is zero (want == 0) or non-zero (want != 0);
-  // returns with the lock held, true when the condition was seen.
-  static bool linger(std::unique_lock<std::mutex>& lock, const std::atomic<int>& word, int want);
   LaunchResult takeError();
 
   std::mutex mu_;

@@ -149,6 +149,13 @@ void postTo(const ExecEnv& env, int p, const void* data, size_t bytes) {
   c->post(bytes);
 }
 
+// Posts the same `bytes` from `data` to every peer.
+void postToEveryPeer(const ExecEnv& env, const void* data, size_t bytes) {
+  for (int p = 0; p < env.nranks; ++p) {
+    if (p != env.rank) postTo(env, p, data, bytes);
+  }
+}
+
 // Waits for the slot from peer r, which must hold exactly `bytes`; release it through *from when done.
 const void* peekFrom(const ExecEnv& env, int r, size_t bytes, transport::RecvConnection** from) {
   *from = env.conns->recvConn(r, 0);
@@ -190,9 +197,7 @@ void reduceInRankOrder(const ExecEnv& env, const HostPrimsConfig& cfg, const voi
 // All-reduce: every rank posts its whole input to every peer and reduces all contributions itself.
 void runDirectAllReduce(const CollOp& op, const ExecEnv& env, const HostPrimsConfig& cfg) {
   const size_t bytes = op.count * cfg.eltSize;
-  for (int p = 0; p < env.nranks; ++p) {
-    if (p != env.rank) postTo(env, p, cfg.input, bytes);
-  }
+  postToEveryPeer(env, cfg.input, bytes);
   reduceInRankOrder(env, cfg, cfg.input, cfg.output, op.count);
 }
 
@@ -210,9 +215,7 @@ void runDirectReduceScatter(const CollOp& op, const ExecEnv& env, const HostPrim
 void runDirectAllGather(const CollOp& op, const ExecEnv& env, const HostPrimsConfig& cfg) {
   const size_t bytes = op.count * cfg.eltSize;
   char* out = static_cast<char*>(cfg.output);
-  for (int p = 0; p < env.nranks; ++p) {
-    if (p != env.rank) postTo(env, p, cfg.input, bytes);
-  }
+  postToEveryPeer(env, cfg.input, bytes);
   if (out + env.rank * bytes != cfg.input) memmove(out + env.rank * bytes, cfg.input, bytes);
   for (int r = 0; r < env.nranks; ++r) {
     if (r == env.rank) continue;
@@ -226,9 +229,7 @@ void runDirectAllGather(const CollOp& op, const ExecEnv& env, const HostPrimsCon
 void runDirectBroadcast(const CollOp& op, const ExecEnv& env, const HostPrimsConfig& cfg) {
   const size_t bytes = op.count * cfg.eltSize;
   if (env.rank == op.root) {
-    for (int p = 0; p < env.nranks; ++p) {
-      if (p != env.rank) postTo(env, p, cfg.input, bytes);
-    }
+    postToEveryPeer(env, cfg.input, bytes);
     if (cfg.output != cfg.input) memmove(cfg.output, cfg.input, bytes);
     return;
   }
@@ -354,12 +355,8 @@ void runP2p(const std::vector<P2pTask>& tasks, const ExecEnv& env) {
     }
   }
 
-  WaitContext ctx;
-  ctx.deadline = env.ctx->deadline;
-  ctx.abort = env.ctx->abort;
-  ctx.what = env.ctx->what;
-  ctx.spinNs = env.ctx->spinNs;
-  ctx.yieldNs = env.ctx->yieldNs;
+  // The operation's context, watching every peer still owed a transfer as well.
+  WaitContext ctx = *env.ctx;
   ctx.liveness = [&] {
     if (env.ctx->liveness) env.ctx->liveness();
     for (auto& [key, q] : queues) {
