@@ -1,4 +1,4 @@
-// One collective or point-to-point operation as the API received it, plus the executor's decisions.
+// One collective or point-to-point operation as the API received it, plus the tuner's decisions.
 #pragma once
 
 #include <cstddef>
@@ -21,9 +21,17 @@ enum class CollType : int {
   kRecv,
 };
 const char* collName(CollType t);  // "AllReduce", ...
+// True for the operations run as point-to-point transfers: all-to-all, gather, scatter, send and recv.
+bool isP2p(CollType t);
+// True for send and recv: one peer, nothing to tune.
+bool isSendRecv(CollType t);
 
 enum class Algo : int { kRing = 0, kTree = 1, kDirect = 2 };
 const char* algoName(Algo a);
+// True when an algorithm of collectives/algo implements `algo` for the collective `t` (ring: every ring-shaped
+// collective; tree: all-reduce, broadcast, reduce; direct: all-reduce, broadcast, all-gather, reduce-scatter).
+// False for the point-to-point operations, which are planned as transfers.
+bool hasAlgorithm(CollType t, Algo algo);
 
 struct CollOp {
   CollType type = CollType::kAllReduce;

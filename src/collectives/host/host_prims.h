@@ -42,9 +42,11 @@ class HostPrims {
   void recvCopySend(size_t outOff, size_t n);
   void copySend(size_t inOff, size_t outOff, size_t n, bool postOp);
   void localCopy(size_t inOff, size_t outOff, size_t n, bool postOp);
+  void recvReduceOutput(size_t outOff, size_t n, bool postOp);
+  void localReduce(size_t inOff, size_t outOff, size_t n, bool postOp);
 
  private:
-  enum Src : int { kFromInput, kFromOutput, kFromRecv, kReduceInputRecv };
+  enum Src : int { kFromInput, kFromOutput, kFromRecv, kReduceInputRecv, kReduceRecvOutput, kReduceInputOutput };
   // The one loop behind every call: source of the values, whether they land in the output (and where),
   // whether they go out to the send peers, and whether the post-op applies.
   void run(Src src, size_t inOff, bool toOutput, size_t outOff, bool toPeers, size_t n, bool postOp);
