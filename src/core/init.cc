@@ -7,7 +7,7 @@
 #include "base/params.h"
 #include "chorus_build_config.h"
 #include "core/api_guard.h"
-#include "core/comm_registry.h"
+#include "core/handle_registry.h"
 #if CHORUS_BUILD_CUDA  // CUDA executor (issue 6)
 #include "transport/cuda/cuda_util.h"
 #endif
@@ -49,11 +49,11 @@ Comm* initRank(const bootstrap::UniqueId& id, int nranks, int rank, const CommOp
     LogRankScope logRank(rank);
     WaitContext ctx = comm->waitContext("joining the communicator");
     finishSetUp(comm.get(), bootstrap::Bootstrap::init(id, rank, nranks, ctx));
-    registerComm(comm.get());
+    commHandles().add(comm.get());
     return comm.release();
   }
   Comm* raw = comm.release();
-  registerComm(raw);
+  commHandles().add(raw);
   raw->setInitThread(std::thread([raw, id, nranks, rank] {
     LogRankScope logRank(rank);
     try {
@@ -73,7 +73,7 @@ Comm* initRank(const bootstrap::UniqueId& id, int nranks, int rank, const CommOp
 Comm* initFromBootstrap(std::unique_ptr<bootstrap::Bootstrap> b, const CommOptions& options) {
   auto comm = std::make_unique<Comm>(b->rank(), b->nranks(), options);
   finishSetUp(comm.get(), std::move(b));
-  registerComm(comm.get());
+  commHandles().add(comm.get());
   return comm.release();
 }
 

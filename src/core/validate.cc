@@ -58,7 +58,7 @@ void validateOp(const Comm& comm, const coll::CollOp& op) {
   if (rooted) {
     CHORUS_CHECK_ARG(op.root >= 0 && op.root < n, name, ": root ", op.root, " is outside [0, nranks=", n, ")");
   }
-  if (op.type == coll::CollType::kSend || op.type == coll::CollType::kRecv) {
+  if (coll::isSendRecv(op.type)) {
     CHORUS_CHECK_ARG(op.peer >= 0 && op.peer < n, name, ": peer ", op.peer, " is outside [0, nranks=", n, ")");
   }
   // Which buffers this rank reads and writes, and how many bytes of each.
