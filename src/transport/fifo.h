@@ -1,4 +1,5 @@
-// The connection of every transport: a FIFO of fixed-size slots between one producer and one consumer.
+// The connection of every host-memory transport (inproc, shm, socket): a FIFO of fixed-size slots between one
+// producer and one consumer, read and written by the CPU. (Device FIFOs, for kernels: cuda/device_fifo.h.)
 //
 // Layout (in process memory for in-process peers, in POSIX shared memory for peers on the host, and in
 // local memory on both sides of a socket, where a proxy thread is the remote end):

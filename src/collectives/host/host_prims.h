@@ -4,7 +4,8 @@
 // receive peer and a free slot at every send peer, computes straight from the received slot (it lives in
 // shared memory for shm peers) into the destination, then publishes and frees. Sender and receiver cut a
 // call with the same n into the same slices, because every rank uses the same slot size. Several slots
-// per connection keep a pipeline of slices in flight.
+// per connection keep a pipeline of slices in flight. A wait that fails (deadline, abort, a closed peer) or a
+// slot of another size than expected throws chorus::Error out of the call (base/error.h).
 #pragma once
 
 #include <cstddef>
