@@ -1,0 +1,76 @@
+#include "parallel/data_parallel.h"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "parallel/replicated_engine.h"
+#include "parallel/sharded_engine.h"
+
+namespace chorus::train {
+
+std::unique_ptr<DataParallel> DataParallel::create(const DataParallelOptions& opt, const ParamLayout& layout,
+                                                   Comm& dp) {
+  switch (opt.zero) {
+    case 0:
+    case 1: return std::make_unique<ReplicatedEngine>(opt, layout, dp);
+    case 2:
+    case 3: return std::make_unique<ShardedEngine>(opt, layout, dp);
+  }
+  throw std::invalid_argument("--zero must be 0, 1, 2 or 3");
+}
+
+DataParallel::DataParallel(const DataParallelOptions& opt, const ParamLayout& layout, Comm& dp)
+    : opt_(opt),
+      layout_(layout),
+      dp_(dp),
+      plan_(layout, dp.size(), dp.rank(), opt.zero == 3 ? 0 : opt.bucketElems),
+      decay_(layout),
+      unitsLeft_(plan_.buckets().size()) {}
+
+void DataParallel::beginMicroStep(int micro, int micros) {
+  micro_ = micro;
+  micros_ = micros;
+  for (size_t b = 0; b < plan_.buckets().size(); ++b)
+    unitsLeft_[b] = plan_.buckets()[b].lastUnit - plan_.buckets()[b].firstUnit + 1;
+}
+
+int DataParallel::completeUnit(int unit) {
+  int b = plan_.bucketOfUnit(unit);
+  if (--unitsLeft_[b] < 0) throw std::logic_error("a unit's gradient was produced twice in one backward pass");
+  return unitsLeft_[b] == 0 ? b : -1;
+}
+
+double DataParallel::shardGradSquares() const {
+  double sum = 0;
+  for (size_t b = 0; b < plan_.buckets().size(); ++b) {
+    const float* g = shardGrads(static_cast<int>(b));
+    for (int64_t i = 0; i < plan_.buckets()[b].slice; ++i) sum += static_cast<double>(g[i]) * g[i];
+  }
+  return sum;
+}
+
+void DataParallel::allocateShardMoments() {
+  m_.resize(plan_.shardSize(), MemKind::kOptimizer);
+  v_.resize(plan_.shardSize(), MemKind::kOptimizer);
+}
+
+void DataParallel::updateShard(const AdamWConfig& cfg, int64_t step, float lr, float gradScale) {
+  for (size_t i = 0; i < plan_.buckets().size(); ++i) {
+    const int b = static_cast<int>(i);
+    const int64_t begin = plan_.ownOffset(b), n = plan_.buckets()[b].slice;
+    adamwStep(cfg, decay_, step, lr, gradScale, begin, begin + n, shardParams(b), shardGrads(b), shardM(b), shardV(b));
+  }
+}
+
+void DataParallel::exportShard(float* params, float* m, float* v) const {
+  auto* self = const_cast<DataParallel*>(this);
+  for (size_t i = 0; i < plan_.buckets().size(); ++i) {
+    const int b = static_cast<int>(i);
+    const int64_t at = plan_.ownOffset(b), n = plan_.buckets()[b].slice;
+    std::memcpy(params + at, self->shardParams(b), sizeof(float) * n);
+    std::memcpy(m + at, self->shardM(b), sizeof(float) * n);
+    std::memcpy(v + at, self->shardV(b), sizeof(float) * n);
+  }
+}
+
+}  // namespace chorus::train

@@ -1,0 +1,54 @@
+// What rank 0 prints and logs: the start banner, a line per step, validation losses, the memory table beside
+// ZeRO's formulas, the communication table and the final summary; and the CSV log (one row per step whose
+// first two columns are step and loss).
+#ifndef CHORUS_TRAIN_RUN_REPORT_H_
+#define CHORUS_TRAIN_RUN_REPORT_H_
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "comm/comm.h"
+
+namespace chorus::train {
+
+struct StepRecord {
+  int64_t step = 0;
+  double loss = 0;
+  double valLoss = -1;  // < 0: not measured this step
+  double lr = 0;
+  double gradNorm = 0;
+  double tokensPerSecond = 0;
+  double stepMs = 0;
+  double exposedCommMs = 0;
+  double mfu = 0;
+};
+
+// Per rank: bytes held by kind (MemKind order) and the formula's bytes for its ZeRO stage.
+struct MemoryRow {
+  int rank = 0;
+  std::vector<int64_t> bytes;
+  int64_t formula = 0;
+};
+
+class Report {
+ public:
+  // Only the reporting rank (world rank 0) passes active = true; the others' calls do nothing.
+  Report(bool active, bool quiet, const std::string& csvPath);
+  ~Report();
+
+  bool active() const { return active_; }
+  void line(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+  void step(const StepRecord& r, int64_t totalSteps, bool print);
+  void memory(const std::vector<MemoryRow>& rows, int zero, int dp, int64_t psi);
+  void comm(const std::string& group, const CommStats& stats, int steps);
+
+ private:
+  bool active_, quiet_;
+  FILE* csv_ = nullptr;
+};
+
+}  // namespace chorus::train
+
+#endif  // CHORUS_TRAIN_RUN_REPORT_H_
