@@ -35,8 +35,12 @@ nlohmann::json toJson(const RunState& r) {
           {"seed", r.seed},
           {"corpus", r.corpus},
           {"global_batch", r.globalBatch},
-          {"model", {{"layers", r.model.layers}, {"heads", r.model.heads}, {"d_model", r.model.dModel},
-                     {"seq_len", r.model.seqLen}, {"vocab", r.model.vocab}}},
+          {"model",
+           {{"layers", r.model.layers},
+            {"heads", r.model.heads},
+            {"d_model", r.model.dModel},
+            {"seq_len", r.model.seqLen},
+            {"vocab", r.model.vocab}}},
           {"layout", {{"world", r.world}, {"dp", r.dp}, {"tp", r.tp}, {"pp", r.pp}, {"zero", r.zero}}}};
 }
 

@@ -9,6 +9,9 @@ namespace chorus::train {
 namespace {
 constexpr char kMagic[8] = {'C', 'H', 'O', 'R', 'U', 'S', 'C', 'K'};
 constexpr uint32_t kVersion = 1;
+// magic, version, header length, total file length (64 bits): enough to tell a truncated file from a
+// corrupted one before the checksum is computed.
+constexpr size_t kFixed = sizeof kMagic + 16;
 
 void put32(std::vector<uint8_t>& out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
@@ -42,6 +45,9 @@ std::vector<uint8_t> encodeShard(const ShardFile& s) {
   std::vector<uint8_t> out(kMagic, kMagic + sizeof kMagic);
   put32(out, kVersion);
   put32(out, static_cast<uint32_t>(header.size()));
+  const uint64_t total = kFixed + header.size() + 3 * s.params.size() * sizeof(float) + 4;
+  put32(out, static_cast<uint32_t>(total));
+  put32(out, static_cast<uint32_t>(total >> 32));
   out.insert(out.end(), header.begin(), header.end());
   putFloats(out, s.params);
   putFloats(out, s.m);
@@ -52,18 +58,24 @@ std::vector<uint8_t> encodeShard(const ShardFile& s) {
 
 ShardFile decodeShard(const std::vector<uint8_t>& b, const std::string& name) {
   auto bad = [&](const std::string& why) { return CheckpointError("checkpoint file " + name + ": " + why); };
-  const size_t fixed = sizeof kMagic + 8;
-  if (b.size() < fixed + 4) throw bad("truncated (" + std::to_string(b.size()) + " bytes)");
+  if (b.size() < kFixed + 4) throw bad("truncated (" + std::to_string(b.size()) + " bytes)");
   if (std::memcmp(b.data(), kMagic, sizeof kMagic) != 0) throw bad("not a chorus-train checkpoint (bad magic)");
   uint32_t version = get32(b.data() + 8);
-  if (version != kVersion) throw bad("format version " + std::to_string(version) + ", expected " + std::to_string(kVersion));
-  uint32_t headerLen = get32(b.data() + 12);
-  if (b.size() < fixed + headerLen + 4) throw bad("truncated inside its header (" + std::to_string(b.size()) + " bytes)");
+  if (version != kVersion)
+    throw bad("format version " + std::to_string(version) + ", expected " + std::to_string(kVersion));
+  const uint32_t headerLen = get32(b.data() + 12);
+  const uint64_t total = get32(b.data() + 16) | static_cast<uint64_t>(get32(b.data() + 20)) << 32;
+  if (b.size() != total)
+    throw bad((b.size() < total ? "truncated: " : "too long: ") + std::to_string(b.size()) + " bytes, expected " +
+              std::to_string(total));
+  if (crc32Of(b.data(), b.size() - 4) != get32(b.data() + b.size() - 4))
+    throw bad("checksum mismatch: the file is corrupted");
+  if (kFixed + headerLen + 4 > b.size()) throw bad("its header runs past the end of the file");
   ShardFile s;
   ShardHeader& h = s.header;
   int64_t elems = 0;
   try {
-    auto j = nlohmann::json::parse(b.begin() + fixed, b.begin() + fixed + headerLen);
+    auto j = nlohmann::json::parse(b.begin() + kFixed, b.begin() + kFixed + headerLen);
     auto m = j.at("model");
     h.model = {m[0], m[1], m[2], m[3], m[4]};
     auto p = j.at("part");
@@ -89,13 +101,9 @@ ShardFile decodeShard(const std::vector<uint8_t>& b, const std::string& name) {
     if (off < 0 || n < 0 || off + n > h.layoutSize) throw bad("a range lies outside the layout");
     elems += n;
   }
-  const size_t expect = fixed + headerLen + 3 * static_cast<size_t>(elems) * sizeof(float) + 4;
-  if (b.size() != expect)
-    throw bad((b.size() < expect ? "truncated: " : "too long: ") + std::to_string(b.size()) + " bytes, expected " +
-              std::to_string(expect));
-  if (crc32Of(b.data(), b.size() - 4) != get32(b.data() + b.size() - 4))
-    throw bad("checksum mismatch: the file is corrupted");
-  const uint8_t* at = b.data() + fixed + headerLen;
+  if (kFixed + headerLen + 3 * static_cast<size_t>(elems) * sizeof(float) + 4 != b.size())
+    throw bad("its ranges do not match its length");
+  const uint8_t* at = b.data() + kFixed + headerLen;
   for (auto* v : {&s.params, &s.m, &s.v}) {
     v->resize(static_cast<size_t>(elems));
     std::memcpy(v->data(), at, v->size() * sizeof(float));

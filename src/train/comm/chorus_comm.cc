@@ -16,7 +16,9 @@ chorusDataType_t toChorus(DType t) {
   return chorusFloat32;
 }
 
-chorusRedOp_t toChorus(RedOp op) { return op == RedOp::kMax ? chorusMax : chorusSum; }
+chorusRedOp_t toChorus(RedOp op) {
+  return op == RedOp::kMax ? chorusMax : chorusSum;
+}
 
 void throwIf(chorusResult_t r, const char* call, chorusComm_t comm) {
   if (r == chorusSuccess) return;
@@ -72,7 +74,9 @@ void ChorusComm::check(chorusResult_t r, const char* call) {
   throwIf(r, call, comm_);
 }
 
-Work ChorusComm::issued() { return Work(std::make_shared<Pending>(this, ++issued_), &stats()); }
+Work ChorusComm::issued() {
+  return Work(std::make_shared<Pending>(this, ++issued_), &stats());
+}
 
 void ChorusComm::synchronize() {
   uint64_t issued = issued_;
@@ -142,7 +146,9 @@ void ChorusComm::barrier() {
   synchronize();
 }
 
-std::unique_ptr<Comm> ChorusComm::duplicate() { return split(0, rank_); }
+std::unique_ptr<Comm> ChorusComm::duplicate() {
+  return split(0, rank_);
+}
 
 std::unique_ptr<Comm> ChorusComm::split(int color, int key) {
   synchronize();  // the split must not overtake operations still queued on the stream

@@ -107,7 +107,9 @@ class Comm {
   // Records a collective whose message is `messageBytes` (nccl-tests' size), with the bytes a bandwidth-optimal
   // algorithm makes each rank send; and a batch of point-to-point transfers.
   void recordCollective(CollKind k, int64_t messageBytes);
-  void recordSendRecv(int64_t messageBytes, int64_t sentBytes) { stats_.add(CollKind::kSendRecv, messageBytes, sentBytes); }
+  void recordSendRecv(int64_t messageBytes, int64_t sentBytes) {
+    stats_.add(CollKind::kSendRecv, messageBytes, sentBytes);
+  }
 
  private:
   CommStats stats_;

@@ -124,8 +124,8 @@ Work MpiComm::allGather(const void* send, void* recv, size_t sendCount, DType t)
   recordCollective(CollKind::kAllGather, static_cast<int64_t>(sendCount * dtypeSize(t)) * size_);
   bool inPlace = static_cast<const char*>(recv) + rank_ * sendCount * dtypeSize(t) == send;
   MPI_Request r;
-  check(MPI_Iallgather(inPlace ? MPI_IN_PLACE : send, toCount(sendCount), toMpi(t), recv, toCount(sendCount),
-                       toMpi(t), comm_, &r),
+  check(MPI_Iallgather(inPlace ? MPI_IN_PLACE : send, toCount(sendCount), toMpi(t), recv, toCount(sendCount), toMpi(t),
+                       comm_, &r),
         "MPI_Iallgather");
   return Work(std::make_shared<Requests>(std::vector<MPI_Request>{r}), &stats());
 }
@@ -164,7 +164,9 @@ Work MpiComm::sendRecv(const std::vector<P2pOp>& ops) {
   return Work(std::make_shared<Requests>(std::move(reqs)), &stats());
 }
 
-void MpiComm::barrier() { check(MPI_Barrier(comm_), "MPI_Barrier"); }
+void MpiComm::barrier() {
+  check(MPI_Barrier(comm_), "MPI_Barrier");
+}
 
 std::unique_ptr<Comm> MpiComm::duplicate() {
   MPI_Comm out;

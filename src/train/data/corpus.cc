@@ -16,7 +16,8 @@ std::vector<uint8_t> readFile(const std::string& path) {
   gzFile f = gzopen(path.c_str(), "rb");
   if (!f) {
     std::string why = errno ? std::strerror(errno) : "cannot open";
-    std::string hint = path == kJargonPath ? " (install Debian's jargon-text package: apt-get install jargon-text)" : "";
+    std::string hint =
+        path == kJargonPath ? " (install Debian's jargon-text package: apt-get install jargon-text)" : "";
     throw std::runtime_error("corpus " + path + ": " + why + hint);
   }
   std::vector<uint8_t> out;

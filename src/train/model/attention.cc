@@ -42,12 +42,18 @@ inline void causalSoftmaxBackwardImpl(F* dp, const F* p, int T) {
   }
 }
 
-CHORUS_TRAIN_VECTOR_CLONES void causalSoftmax(float* p, int T) { causalSoftmaxImpl(p, T); }
-void causalSoftmax(double* p, int T) { causalSoftmaxImpl(p, T); }
+CHORUS_TRAIN_VECTOR_CLONES void causalSoftmax(float* p, int T) {
+  causalSoftmaxImpl(p, T);
+}
+void causalSoftmax(double* p, int T) {
+  causalSoftmaxImpl(p, T);
+}
 CHORUS_TRAIN_VECTOR_CLONES void causalSoftmaxBackward(float* dp, const float* p, int T) {
   causalSoftmaxBackwardImpl(dp, p, T);
 }
-void causalSoftmaxBackward(double* dp, const double* p, int T) { causalSoftmaxBackwardImpl(dp, p, T); }
+void causalSoftmaxBackward(double* dp, const double* p, int T) {
+  causalSoftmaxBackwardImpl(dp, p, T);
+}
 
 }  // namespace
 
@@ -72,8 +78,7 @@ void attentionForward(F* out, F* probs, const F* qkv, int B, int T, int H, int h
 }
 
 template <typename F>
-void attentionBackward(F* dqkv, F* dscratch, const F* dout, const F* qkv, const F* probs, int B, int T, int H,
-                       int hs) {
+void attentionBackward(F* dqkv, F* dscratch, const F* dout, const F* qkv, const F* probs, int B, int T, int H, int hs) {
   const int C = H * hs, ld = 3 * C;
   const F scale = F(1) / std::sqrt(F(hs));
   for (int b = 0; b < B; ++b) {

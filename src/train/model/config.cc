@@ -31,8 +31,8 @@ void ModelConfig::validate() const {
   need(layers >= 1, "--layers must be at least 1");
   need(heads >= 1, "--heads must be at least 1");
   need(dModel >= 1, "--d-model must be at least 1");
-  need(dModel % heads == 0, "--d-model (" + std::to_string(dModel) + ") must be a multiple of --heads (" +
-                                std::to_string(heads) + ")");
+  need(dModel % heads == 0,
+       "--d-model (" + std::to_string(dModel) + ") must be a multiple of --heads (" + std::to_string(heads) + ")");
   need(seqLen >= 1, "--seq-len must be at least 1");
   need(vocab >= 2, "vocabulary must hold at least 2 tokens");
 }

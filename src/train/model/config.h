@@ -31,9 +31,9 @@ struct ModelConfig {
 
 // The part of the model one rank holds.
 struct ModelPart {
-  int tpSize = 1;        // ranks a layer's heads, hidden units and vocabulary are split over
+  int tpSize = 1;  // ranks a layer's heads, hidden units and vocabulary are split over
   int tpRank = 0;
-  int firstLayer = 0;    // transformer blocks [firstLayer, lastLayer) live on this pipeline stage
+  int firstLayer = 0;  // transformer blocks [firstLayer, lastLayer) live on this pipeline stage
   int lastLayer = 0;
   bool hasEmbedding = true;  // first stage: token and position embeddings
   bool hasHead = true;       // last stage: final LayerNorm, the tied head and the loss

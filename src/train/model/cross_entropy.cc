@@ -66,7 +66,7 @@ template double crossEntropyForward<double>(double*, double*, double*, const dou
                                             int, int, int, int, VocabReducer<double>*);
 template void crossEntropyBackward<float>(float*, float*, float*, const float*, const float*, const int32_t*, int, int,
                                           int, int, float, bool);
-template void crossEntropyBackward<double>(double*, double*, double*, const double*, const double*, const int32_t*,
-                                           int, int, int, int, double, bool);
+template void crossEntropyBackward<double>(double*, double*, double*, const double*, const double*, const int32_t*, int,
+                                           int, int, int, double, bool);
 
 }  // namespace chorus::train

@@ -5,8 +5,8 @@
 namespace chorus::train {
 
 template <typename F>
-void embeddingForward(F* out, const int32_t* tokens, const F* wte, int vocabStart, int vocabLocal, const F* wpe,
-                      int B, int T, int C) {
+void embeddingForward(F* out, const int32_t* tokens, const F* wte, int vocabStart, int vocabLocal, const F* wpe, int B,
+                      int T, int C) {
   for (int b = 0; b < B; ++b) {
     for (int t = 0; t < T; ++t) {
       F* o = out + (static_cast<int64_t>(b) * T + t) * C;
@@ -66,7 +66,6 @@ template void embeddingForward<double>(double*, const int32_t*, const double*, i
 template void addPositions<float>(float*, const float*, int, int, int);
 template void addPositions<double>(double*, const double*, int, int, int);
 template void embeddingBackward<float>(float*, float*, const float*, const int32_t*, int, int, int, int, int, bool);
-template void embeddingBackward<double>(double*, double*, const double*, const int32_t*, int, int, int, int, int,
-                                        bool);
+template void embeddingBackward<double>(double*, double*, const double*, const int32_t*, int, int, int, int, int, bool);
 
 }  // namespace chorus::train

@@ -11,8 +11,8 @@ namespace chorus::train {
 // out is (B,T,C); tokens is (B,T); wte is (vocabLocal, C) holding rows [vocabStart, ...); wpe is (T, C), or
 // null to leave the positions out (added later with addPositions, after a tensor-parallel sum).
 template <typename F>
-void embeddingForward(F* out, const int32_t* tokens, const F* wte, int vocabStart, int vocabLocal, const F* wpe,
-                      int B, int T, int C);
+void embeddingForward(F* out, const int32_t* tokens, const F* wte, int vocabStart, int vocabLocal, const F* wpe, int B,
+                      int T, int C);
 
 // out (B,T,C) += wpe (T,C) broadcast over the batch.
 template <typename F>

@@ -65,7 +65,8 @@ int64_t StageActivations<F>::bytes() const {
   int64_t n = (tokens.size() + targets.size()) * static_cast<int64_t>(sizeof(int32_t));
   for (const auto* v : {&x, &ln1, &ln1Mean, &ln1Rstd, &qkv, &probs, &atty, &xmid, &ln2, &ln2Mean, &ln2Rstd, &fch, &fcg})
     for (const auto& b : *v) n += b.size() * static_cast<int64_t>(sizeof(F));
-  for (const auto* b : {&lnf, &lnfMean, &lnfRstd, &logits, &rowMax, &rowSum}) n += b->size() * static_cast<int64_t>(sizeof(F));
+  for (const auto* b : {&lnf, &lnfMean, &lnfRstd, &logits, &rowMax, &rowSum})
+    n += b->size() * static_cast<int64_t>(sizeof(F));
   return n;
 }
 
@@ -162,8 +163,7 @@ void GptStage<F>::blockForward(int l, StageActivations<F>& a, const F* p) {
   }
   addInto(xmid, x, NC);
   // MLP: out = xmid + proj(gelu(fc(ln2(xmid))))
-  layernormForward<F>(a.ln2[i].data(), a.ln2Mean[i].data(), a.ln2Rstd[i].data(), xmid, p + o.ln2w, p + o.ln2b, N_,
-                      C_);
+  layernormForward<F>(a.ln2[i].data(), a.ln2Mean[i].data(), a.ln2Rstd[i].data(), xmid, p + o.ln2w, p + o.ln2b, N_, C_);
   linearForward<F>(a.fch[i].data(), a.ln2[i].data(), p + o.fcw, p + o.fcb, N_, C_, Fl_);
   geluForward<F>(a.fcg[i].data(), a.fch[i].data(), static_cast<int64_t>(N_) * Fl_);
   linearForward<F>(out, a.fcg[i].data(), p + o.fcprojw, tp_ ? nullptr : p + o.fcprojb, N_, Fl_, C_);
@@ -199,8 +199,8 @@ void GptStage<F>::backward(StageActivations<F>& a, F gradScale, const F* doutput
     if (tp_) tp_->sumInputGrads(dln_.data(), NC);
     dres_.zero();
     layernormBackward<F>(dres_.data(), g + layout_.lnfwOffset(), g + layout_.lnfbOffset(), dln_.data(),
-                         a.x[part.localLayers()].data(), p + layout_.lnfwOffset(), a.lnfMean.data(),
-                         a.lnfRstd.data(), N_, C_);
+                         a.x[part.localLayers()].data(), p + layout_.lnfwOffset(), a.lnfMean.data(), a.lnfRstd.data(),
+                         N_, C_);
     if (tied) access.releaseParams(layout_.embeddingUnit(), Pass::kBackward);
     access.releaseParams(u, Pass::kBackward);
     access.gradsDone(u);
@@ -217,8 +217,8 @@ void GptStage<F>::backward(StageActivations<F>& a, F gradScale, const F* doutput
   if (part.hasEmbedding) {
     const int u = layout_.embeddingUnit();
     if (!embGrads) embGrads = access.grads(u);
-    embeddingBackward<F>(embGrads + layout_.wteOffset(), embGrads + layout_.wpeOffset(), dres_.data(),
-                         a.tokens.data(), layout_.vocabStart(), Vl_, B_, T_, C_, tied);
+    embeddingBackward<F>(embGrads + layout_.wteOffset(), embGrads + layout_.wpeOffset(), dres_.data(), a.tokens.data(),
+                         layout_.vocabStart(), Vl_, B_, T_, C_, tied);
     access.gradsDone(u);
   }
 }
@@ -229,8 +229,8 @@ void GptStage<F>::blockBackward(int l, StageActivations<F>& a, const F* p, F* g)
   const int i = l - layout_.part().firstLayer;
   const int64_t NC = static_cast<int64_t>(N_) * C_;
   // dres_ holds the gradient of the block's output; it leaves holding the gradient of the block's input.
-  linearBackward<F>(dfcg_.data(), g + o.fcprojw, g + o.fcprojb, dres_.data(), a.fcg[i].data(), p + o.fcprojw, N_,
-                    Fl_, C_, false);
+  linearBackward<F>(dfcg_.data(), g + o.fcprojw, g + o.fcprojb, dres_.data(), a.fcg[i].data(), p + o.fcprojw, N_, Fl_,
+                    C_, false);
   geluBackward<F>(dfch_.data(), a.fch[i].data(), dfcg_.data(), static_cast<int64_t>(N_) * Fl_);
   linearBackward<F>(dln_.data(), g + o.fcw, g + o.fcb, dfch_.data(), a.ln2[i].data(), p + o.fcw, N_, C_, Fl_, false);
   if (tp_) tp_->sumInputGrads(dln_.data(), NC);

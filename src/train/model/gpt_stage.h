@@ -27,12 +27,12 @@ struct StageActivations {
 
   Buffer<int32_t> tokens, targets;  // (N)
   // Per block l of the stage: x[l] is the block's input (x[L] the stage's output); the rest as named.
-  std::vector<Buffer<F>> x;                                   // (N,C) each, L+1 of them
-  std::vector<Buffer<F>> ln1, ln1Mean, ln1Rstd, qkv, probs;   // (N,C) (N) (N) (N,3Cl) (B,Hl,T,T)
-  std::vector<Buffer<F>> atty, xmid, ln2, ln2Mean, ln2Rstd;   // (N,Cl) (N,C) (N,C) (N) (N)
-  std::vector<Buffer<F>> fch, fcg;                            // (N,Fl) pre- and post-GELU
-  Buffer<F> lnf, lnfMean, lnfRstd, logits, rowMax, rowSum;    // last stage: (N,C) (N) (N) (N,Vl) (N) (N)
-  double loss = 0;                                            // summed over the N tokens (last stage)
+  std::vector<Buffer<F>> x;                                  // (N,C) each, L+1 of them
+  std::vector<Buffer<F>> ln1, ln1Mean, ln1Rstd, qkv, probs;  // (N,C) (N) (N) (N,3Cl) (B,Hl,T,T)
+  std::vector<Buffer<F>> atty, xmid, ln2, ln2Mean, ln2Rstd;  // (N,Cl) (N,C) (N,C) (N) (N)
+  std::vector<Buffer<F>> fch, fcg;                           // (N,Fl) pre- and post-GELU
+  Buffer<F> lnf, lnfMean, lnfRstd, logits, rowMax, rowSum;   // last stage: (N,C) (N) (N) (N,Vl) (N) (N)
+  double loss = 0;                                           // summed over the N tokens (last stage)
 };
 
 template <typename F>

@@ -58,7 +58,9 @@ ParamLayout::ParamLayout(const ModelConfig& cfg, const ModelPart& part, int64_t 
   }
 }
 
-void ParamLayout::beginUnit(const std::string& name) { units_.push_back({name, size_, 0}); }
+void ParamLayout::beginUnit(const std::string& name) {
+  units_.push_back({name, size_, 0});
+}
 
 void ParamLayout::endUnit() {
   size_ = (size_ + unitMultiple_ - 1) / unitMultiple_ * unitMultiple_;
@@ -96,8 +98,8 @@ void forEachSliceElement(const TensorSpec& s, int tpRank, int tpSize, F f) {
   for (int r = 0; r < s.rows; ++r) {
     int64_t fullRow = r;
     if (s.split == Split::kRows) {
-      int perGroup = s.fullRows / s.groups;          // rows of one block (q, k or v)
-      int slice = perGroup / tpSize;                 // this rank's rows of that block
+      int perGroup = s.fullRows / s.groups;  // rows of one block (q, k or v)
+      int slice = perGroup / tpSize;         // this rank's rows of that block
       int group = r / slice, within = r % slice;
       fullRow = static_cast<int64_t>(group) * perGroup + tpRank * slice + within;
     }

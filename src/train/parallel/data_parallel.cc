@@ -73,4 +73,11 @@ void DataParallel::exportShard(float* params, float* m, float* v) const {
   }
 }
 
+void DataParallel::exportGradShard(float* grads) const {
+  for (size_t i = 0; i < plan_.buckets().size(); ++i) {
+    const int b = static_cast<int>(i);
+    std::memcpy(grads + plan_.ownOffset(b), shardGrads(b), sizeof(float) * plan_.buckets()[b].slice);
+  }
+}
+
 }  // namespace chorus::train

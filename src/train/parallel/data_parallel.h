@@ -29,9 +29,9 @@
 namespace chorus::train {
 
 struct DataParallelOptions {
-  int zero = 0;              // ZeRO stage 0..3
-  int64_t bucketElems = 0;   // gradient bucket size (stages 0-2); stage 3 reduces unit by unit
-  bool bf16Comm = false;     // communicate gradients in bfloat16 (fp32 master weights and accumulation)
+  int zero = 0;             // ZeRO stage 0..3
+  int64_t bucketElems = 0;  // gradient bucket size (stages 0-2); stage 3 reduces unit by unit
+  bool bf16Comm = false;    // communicate gradients in bfloat16 (fp32 master weights and accumulation)
 };
 
 class DataParallel : public UnitAccess<float> {
@@ -64,6 +64,8 @@ class DataParallel : public UnitAccess<float> {
   // Checkpoint support over full flat buffers of the layout (layout().size() elements each): export writes
   // this rank's shard of parameters and Adam moments at their flat offsets; import takes what it keeps.
   void exportShard(float* params, float* m, float* v) const;
+  // Writes this rank's shard of the (final) gradient at its flat offsets; the rest of `grads` is untouched.
+  void exportGradShard(float* grads) const;
   virtual void importFull(const float* params, const float* m, const float* v) = 0;
 
  protected:

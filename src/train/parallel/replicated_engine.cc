@@ -26,7 +26,9 @@ float* ReplicatedEngine::shardV(int b) {
   return opt_.zero == 0 ? v_.data() + plan_.ownOffset(b) : DataParallel::shardV(b);
 }
 
-const float* ReplicatedEngine::params(int unit, Pass) { return params_.data() + layout_.units()[unit].offset; }
+const float* ReplicatedEngine::params(int unit, Pass) {
+  return params_.data() + layout_.units()[unit].offset;
+}
 
 float* ReplicatedEngine::grads(int unit) {
   const UnitSpec& u = layout_.units()[unit];
@@ -56,13 +58,13 @@ void ReplicatedEngine::launch(int b) {
   if (!bf16_.empty()) {
     uint16_t* h = bf16_.data() + k.offset;
     toBf16(g, h, k.size);
-    pending_.emplace_back(b, opt_.zero == 0 ? dp_.allReduce(h, h, k.size, DType::kBfloat16, RedOp::kSum)
-                                            : dp_.reduceScatter(h, h + dp_.rank() * k.slice, k.slice,
-                                                                DType::kBfloat16, RedOp::kSum));
+    pending_.emplace_back(
+        b, opt_.zero == 0 ? dp_.allReduce(h, h, k.size, DType::kBfloat16, RedOp::kSum)
+                          : dp_.reduceScatter(h, h + dp_.rank() * k.slice, k.slice, DType::kBfloat16, RedOp::kSum));
   } else {
-    pending_.emplace_back(b, opt_.zero == 0 ? dp_.allReduce(g, g, k.size, DType::kFloat32, RedOp::kSum)
-                                            : dp_.reduceScatter(g, g + dp_.rank() * k.slice, k.slice,
-                                                                DType::kFloat32, RedOp::kSum));
+    pending_.emplace_back(
+        b, opt_.zero == 0 ? dp_.allReduce(g, g, k.size, DType::kFloat32, RedOp::kSum)
+                          : dp_.reduceScatter(g, g + dp_.rank() * k.slice, k.slice, DType::kFloat32, RedOp::kSum));
   }
 }
 
@@ -81,8 +83,7 @@ void ReplicatedEngine::finishGradients() {
 
 void ReplicatedEngine::step(const AdamWConfig& cfg, int64_t step, float lr, float gradScale) {
   if (opt_.zero == 0) {
-    adamwStep(cfg, decay_, step, lr, gradScale, 0, layout_.size(), params_.data(), grads_.data(), m_.data(),
-              v_.data());
+    adamwStep(cfg, decay_, step, lr, gradScale, 0, layout_.size(), params_.data(), grads_.data(), m_.data(), v_.data());
     return;
   }
   updateShard(cfg, step, lr, gradScale);

@@ -36,8 +36,8 @@ class ReplicatedEngine : public DataParallel {
   void launch(int b);
 
   Buffer<float> params_, grads_;
-  Buffer<uint16_t> bf16_;                    // the gradient in bfloat16 while it is communicated
-  std::map<int, Buffer<float>> fresh_;       // micro-steps after the first: a unit's gradient before it is added
+  Buffer<uint16_t> bf16_;                      // the gradient in bfloat16 while it is communicated
+  std::map<int, Buffer<float>> fresh_;         // micro-steps after the first: a unit's gradient before it is added
   std::vector<std::pair<int, Work>> pending_;  // bucket, its reduction
 };
 

@@ -151,8 +151,10 @@ void ShardedEngine::prefetchAfter(int unit, Pass pass) {
   const std::vector<int>& order = order_[pass == Pass::kForward ? 0 : 1];
   auto it = std::find(order.begin(), order.end(), unit);
   int next = -1;
-  if (it != order.end() && it + 1 != order.end()) next = *(it + 1);
-  else if (pass == Pass::kForward && it != order.end() && !evaluating_ && !order_[1].empty()) next = order_[1][0];
+  if (it != order.end() && it + 1 != order.end())
+    next = *(it + 1);
+  else if (pass == Pass::kForward && it != order.end() && !evaluating_ && !order_[1].empty())
+    next = order_[1][0];
   if (next >= 0 && !findGathered(next)) startGather(next);
 }
 

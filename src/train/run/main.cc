@@ -24,11 +24,13 @@ namespace {
 
 // A failure after the ranks have joined: report it and end the process at once. Unwinding would finalize
 // communicators whose peers may be waiting on this rank; the launcher ends the others (fail-fast, as mpirun).
+// A checkpoint that cannot be used is bad input (status 2), found before any training step.
 [[noreturn]] void die(int rank, const std::exception& e) {
+  bool badInput = dynamic_cast<const ct::CheckpointError*>(&e) != nullptr;
   std::fprintf(stderr, "chorus-train: rank %d: %s\n", rank, e.what());
   std::fflush(stdout);
   std::fflush(stderr);
-  std::_Exit(1);
+  std::_Exit(badInput ? 2 : 1);
 }
 
 int checkpointCommand(const ct::CheckpointCommand& c) {
@@ -39,8 +41,8 @@ int checkpointCommand(const ct::CheckpointCommand& c) {
       std::printf("%s: step %lld, %s, seed %llu, corpus %s, %lld sequences per step\n", c.a.c_str(),
                   static_cast<long long>(r.step), r.model.describe().c_str(), static_cast<unsigned long long>(r.seed),
                   r.corpus.c_str(), static_cast<long long>(r.globalBatch));
-      std::printf("saved by %d ranks: dp %d, tp %d, pp %d, ZeRO-%d; %zu tensors, every checksum correct\n", r.world, r.dp,
-                  r.tp, r.pp, r.zero, a.tensors.size());
+      std::printf("saved by %d ranks: dp %d, tp %d, pp %d, ZeRO-%d; %zu tensors, every checksum correct\n", r.world,
+                  r.dp, r.tp, r.pp, r.zero, a.tensors.size());
       return 0;
     }
     ct::FullState b = ct::loadFullState(ct::latestCheckpoint(c.b));

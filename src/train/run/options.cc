@@ -42,7 +42,7 @@ ParsedCommandLine parseCommandLine(int argc, char** argv) {
   CLI::App app{
       "chorus-train: trains a GPT on bytes of text with data parallelism and ZeRO through Chorus (or Open MPI).\n"
       "One rank per process under chorusrun, mpirun, Slurm or torchrun-style variables, or -t N ranks as threads."};
-  app.option_defaults()->always_capture_default();
+  app.option_defaults()->always_capture_default()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.set_version_flag("--version", "chorus-train 0.1");
 
   auto* model = "Model";
@@ -67,7 +67,9 @@ ParsedCommandLine parseCommandLine(int argc, char** argv) {
       ->excludes(accum);
   app.add_option("--steps", o.steps, "total optimizer steps")->group(train)->check(CLI::PositiveNumber);
   app.add_option("--lr", o.lr, "peak learning rate")->group(train)->check(CLI::PositiveNumber);
-  app.add_option("--min-lr", o.minLr, "final learning rate of the cosine schedule")->group(train)->check(CLI::NonNegativeNumber);
+  app.add_option("--min-lr", o.minLr, "final learning rate of the cosine schedule")
+      ->group(train)
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--warmup", o.warmup, "steps of linear warm-up")->group(train)->check(CLI::NonNegativeNumber);
   app.add_option("--lr-schedule", o.schedule, "constant or cosine (after warm-up)")
       ->group(train)
@@ -114,6 +116,10 @@ ParsedCommandLine parseCommandLine(int argc, char** argv) {
       ->group(io)
       ->check(CLI::NonNegativeNumber);
   app.add_option("--resume", o.resume, "resume from the latest checkpoint in this directory")->group(io);
+  app.add_option("--dump-grads", o.dumpGrads,
+                 "write the last step's gradient (before clipping) to this file: raw float32 in the flat layout's "
+                 "order, for comparing layouts")
+      ->group(io);
   app.add_option("--eval-every", o.evalEvery, "steps between validation losses (0: never)")
       ->group(io)
       ->check(CLI::NonNegativeNumber);
@@ -122,6 +128,9 @@ ParsedCommandLine parseCommandLine(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--log-every", o.logEvery, "steps between progress lines")->group(io)->check(CLI::PositiveNumber);
   app.add_option("--blas-threads", o.blasThreads, "OpenBLAS threads per rank (ranks share the cores)")
+      ->group(io)
+      ->check(CLI::PositiveNumber);
+  app.add_option("--peak-ms", o.peakMs, "milliseconds spent measuring the GEMM peak MFU is reported against")
       ->group(io)
       ->check(CLI::PositiveNumber);
   app.add_flag("-q,--quiet", o.quiet, "print only the summary")->group(io);
@@ -176,8 +185,8 @@ std::string fitToWorld(TrainOptions& o, int world) {
            " = " + std::to_string(o.dp * o.tp * o.pp) + " is not the number of ranks (" + std::to_string(world) + ")";
   if (o.globalBatch > 0) {
     if (o.globalBatch % (o.dp * o.batch) != 0)
-      return "--global-batch " + std::to_string(o.globalBatch) + " is not a multiple of --dp x --batch = " +
-             std::to_string(o.dp * o.batch);
+      return "--global-batch " + std::to_string(o.globalBatch) +
+             " is not a multiple of --dp x --batch = " + std::to_string(o.dp * o.batch);
     o.gradAccum = o.globalBatch / (o.dp * o.batch);
   }
   return "";

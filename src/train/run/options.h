@@ -13,10 +13,10 @@ namespace chorus::train {
 
 struct TrainOptions {
   ModelConfig model;
-  int batch = 16;        // sequences per data-parallel rank per micro-step
-  int gradAccum = 1;     // micro-steps per step
-  int globalBatch = 0;   // sequences per step; when set, gradAccum = globalBatch / (dp * batch)
-  int steps = 600;       // total steps (a resumed run stops at the same step)
+  int batch = 16;       // sequences per data-parallel rank per micro-step
+  int gradAccum = 1;    // micro-steps per step
+  int globalBatch = 0;  // sequences per step; when set, gradAccum = globalBatch / (dp * batch)
+  int steps = 600;      // total steps (a resumed run stops at the same step)
   float lr = 3e-3f;
   float minLr = 0.0f;
   int warmup = 0;
@@ -33,11 +33,13 @@ struct TrainOptions {
   std::string backend = "chorus";      // chorus | mpi
   int threads = 1;                     // ranks as threads of this process
   std::string csv, save, resume;
+  std::string dumpGrads;  // write the last step's gradient here (raw float32 in layout order), for tests
   int saveEvery = 0;
   int evalEvery = 100;
   int evalBatches = 8;
   int logEvery = 1;
   int blasThreads = 1;
+  int peakMs = 300;  // time spent measuring the GEMM peak that MFU is reported against
   bool quiet = false;
 
   int globalSequences(int dpSize) const { return dpSize * batch * gradAccum; }

@@ -9,10 +9,14 @@
 
 namespace chorus::train {
 namespace {
-double mib(int64_t b) { return static_cast<double>(b) / (1 << 20); }
+double mib(int64_t b) {
+  return static_cast<double>(b) / (1 << 20);
+}
 }  // namespace
 
-Report::Report(bool active, bool quiet, const std::string& csvPath) : active_(active), quiet_(quiet) {
+Report::Report(bool active, bool quiet) : active_(active), quiet_(quiet) {}
+
+void Report::openCsv(const std::string& csvPath) {
   if (!active_ || csvPath.empty()) return;
   csv_ = std::fopen(csvPath.c_str(), "w");
   if (!csv_) throw std::runtime_error("cannot write --csv " + csvPath + ": " + std::strerror(errno));
@@ -36,9 +40,10 @@ void Report::line(const char* fmt, ...) {
 void Report::step(const StepRecord& r, int64_t totalSteps, bool print) {
   if (!active_) return;
   if (print && !quiet_) {
-    std::printf("step %5lld/%lld | loss %.4f | lr %.2e | norm %6.3f | %7.0f tok/s | %7.1f ms | comm %6.2f ms | MFU %4.1f%%",
-                static_cast<long long>(r.step), static_cast<long long>(totalSteps), r.loss, r.lr, r.gradNorm,
-                r.tokensPerSecond, r.stepMs, r.exposedCommMs, 100 * r.mfu);
+    std::printf(
+        "step %5lld/%lld | loss %.4f | lr %.2e | norm %6.3f | %7.0f tok/s | %7.1f ms | comm %6.2f ms | MFU %4.1f%%",
+        static_cast<long long>(r.step), static_cast<long long>(totalSteps), r.loss, r.lr, r.gradNorm, r.tokensPerSecond,
+        r.stepMs, r.exposedCommMs, 100 * r.mfu);
     if (r.valLoss >= 0) std::printf(" | val %.4f", r.valLoss);
     std::printf("\n");
     std::fflush(stdout);

@@ -35,8 +35,11 @@ struct MemoryRow {
 class Report {
  public:
   // Only the reporting rank (world rank 0) passes active = true; the others' calls do nothing.
-  Report(bool active, bool quiet, const std::string& csvPath);
+  Report(bool active, bool quiet);
   ~Report();
+  // Starts the CSV log (truncating the file): called once the run is known to be able to start, so a
+  // refused run leaves an existing log untouched.
+  void openCsv(const std::string& path);
 
   bool active() const { return active_; }
   void line(const char* fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -2,10 +2,12 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include "ckpt/atomic_file.h"
 #include "ckpt/checkpoint.h"
 #include "data/sampler.h"
 #include "model/gpt_stage.h"
@@ -21,7 +23,9 @@ namespace chorus::train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+double seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
 
 double totalWait(const std::vector<Comm*>& comms) {
   double s = 0;
@@ -45,7 +49,8 @@ class RankTrainer {
         world_(world),
         layout_(opt.model, ModelPart::whole(opt.model), 16 * static_cast<int64_t>(world.size())),
         corpus_(corpus),
-        report_(world.rank() == 0, opt.quiet, opt.csv) {
+        report_(world.rank() == 0, opt.quiet),
+        control_(world.duplicate()) {
     DataParallelOptions dpo;
     dpo.zero = opt.zero;
     dpo.bucketElems = static_cast<int64_t>(opt.bucketMb * (1 << 20) / sizeof(float));
@@ -71,6 +76,7 @@ class RankTrainer {
   void start() {
     std::vector<float> p(static_cast<size_t>(layout_.size())), zeros(p.size());
     uint64_t seed = opt_.seed;
+    checkSaveDirectory();
     if (!opt_.resume.empty()) {
       std::string dir = latestCheckpoint(opt_.resume);
       FullState state = loadFullState(dir);
@@ -78,42 +84,63 @@ class RankTrainer {
       importState(state, *engine_);
       firstStep_ = state.run.step + 1;
       seed = state.run.seed;
-      if (seed != opt_.seed) report_.line("resume: using the checkpoint's seed %llu", static_cast<unsigned long long>(seed));
+      if (seed != opt_.seed)
+        report_.line("resume: using the checkpoint's seed %llu", static_cast<unsigned long long>(seed));
       report_.line("resumed from %s at step %lld (saved by %d ranks: dp %d, ZeRO-%d)", dir.c_str(),
                    static_cast<long long>(state.run.step), state.run.world, state.run.dp, state.run.zero);
     } else {
       initParams(layout_, seed, p.data());
       engine_->importFull(p.data(), zeros.data(), zeros.data());
     }
+    report_.openCsv(opt_.csv);
     seed_ = seed;
     train_.emplace(corpus_.train, opt_.model.seqLen, seed);
     val_.emplace(corpus_.val, opt_.model.seqLen, seed);
     // The GEMM peak each rank reaches while the others measure theirs: the machine's aggregate, which MFU uses.
-    double peak = measureGemmPeakGflops(300) * 1e9;
-    world_.allReduce(&peak, &peak, 1, DType::kFloat64, RedOp::kSum).wait();
+    double peak = measureGemmPeakGflops(opt_.peakMs) * 1e9;
+    control_->allReduce(&peak, &peak, 1, DType::kFloat64, RedOp::kSum).wait();
     peakFlops_ = peak;
+    if (!opt_.quiet) banner();
+    for (Comm* c : commsForStats()) c->stats().reset();
+    MemoryLedger::current().resetPeaks();
+  }
+
+  void banner() {
     report_.line("chorus-train: %s, %lld parameters (%.2f M)", opt_.model.describe().c_str(),
                  static_cast<long long>(opt_.model.paramCount()), opt_.model.paramCount() / 1e6);
     report_.line("layout: %d ranks, dp %d, ZeRO-%d, backend %s, gradient buckets %.1f MiB (%zu), gradients in %s",
                  world_.size(), dp(), opt_.zero, world_.backendName(), opt_.bucketMb, engine_->plan().buckets().size(),
                  opt_.gradCommDtype.c_str());
-    report_.line("data: %s (%lld training bytes, %lld validation bytes); %d sequences of %d tokens per step "
-                 "(batch %d x grad-accum %d x dp %d)",
-                 corpus_.name.c_str(), static_cast<long long>(corpus_.train.size()),
-                 static_cast<long long>(corpus_.val.size()),
-                 opt_.globalSequences(dp()), opt_.model.seqLen, opt_.batch, opt_.gradAccum, dp());
+    report_.line(
+        "data: %s (%lld training bytes, %lld validation bytes); %d sequences of %d tokens per step "
+        "(batch %d x grad-accum %d x dp %d)",
+        corpus_.name.c_str(), static_cast<long long>(corpus_.train.size()), static_cast<long long>(corpus_.val.size()),
+        opt_.globalSequences(dp()), opt_.model.seqLen, opt_.batch, opt_.gradAccum, dp());
     report_.line("GEMM peak %.1f GFLOP/s over all ranks; %.1f MFLOP per token", peakFlops_ / 1e9,
                  opt_.model.flopsPerToken() / 1e6);
-    for (Comm* c : commsForStats()) c->stats().reset();
-    MemoryLedger::current().resetPeaks();
   }
 
+  // Every communicator whose waits count as exposed communication: the engine's and the control one (the
+  // loss and gradient-norm reduction).
   std::vector<Comm*> commsForStats() {
     std::vector<Comm*> c = engine_->comms();
-    bool hasWorld = false;
-    for (Comm* x : c) hasWorld = hasWorld || x == &world_;
-    if (!hasWorld) c.push_back(&world_);
+    c.push_back(control_.get());
     return c;
+  }
+
+  // A --save directory that already holds checkpoints of another model is refused: saving would bury them.
+  void checkSaveDirectory() {
+    if (opt_.save.empty() || opt_.save == opt_.resume) return;
+    std::string dir;
+    try {
+      dir = latestCheckpoint(opt_.save);
+    } catch (const CheckpointError&) {
+      return;  // nothing there yet
+    }
+    FullState there = loadFullState(dir);
+    if (there.run.model.describe() != opt_.model.describe())
+      throw CheckpointError("--save " + opt_.save + " holds checkpoints of another model (" +
+                            there.run.model.describe() + "); choose another directory");
   }
 
   void trainStep(int64_t step) {
@@ -131,9 +158,10 @@ class RankTrainer {
       model_->backward(*acts_, gradScale, nullptr, *engine_);
     }
     engine_->finishGradients();
+    if (step == opt_.steps && !opt_.dumpGrads.empty()) dumpGradients();
     // The loss and the squared gradient norm of the whole data-parallel group in one small reduction.
     double sums[2] = {lossSum, engine_->shardGradSquares()};
-    world_.allReduce(sums, sums, 2, DType::kFloat64, RedOp::kSum).wait();
+    control_->allReduce(sums, sums, 2, DType::kFloat64, RedOp::kSum).wait();
     const double loss = sums[0] / static_cast<double>(globalTokens());
     const double norm = std::sqrt(sums[1]);
     const float clipScale = opt_.clip > 0 && norm > opt_.clip ? static_cast<float>(opt_.clip / (norm + 1e-6)) : 1.0f;
@@ -158,7 +186,7 @@ class RankTrainer {
     report_.step(r, opt_.steps, step % opt_.logEvery == 0 || step == opt_.steps || r.valLoss >= 0);
     lastVal_ = r.valLoss >= 0 ? r.valLoss : lastVal_;
     lastLoss_ = loss;
-    if (step == firstStep_) memoryTable();
+    if (step == firstStep_ && !opt_.quiet) memoryTable();
     if (!opt_.save.empty() && ((opt_.saveEvery > 0 && step % opt_.saveEvery == 0) || step == opt_.steps)) save(step);
   }
 
@@ -171,7 +199,7 @@ class RankTrainer {
       sum += acts_->loss;
     }
     engine_->endEvaluation();
-    world_.allReduce(&sum, &sum, 1, DType::kFloat64, RedOp::kSum).wait();
+    control_->allReduce(&sum, &sum, 1, DType::kFloat64, RedOp::kSum).wait();
     return sum / (static_cast<double>(opt_.evalBatches) * opt_.batch * opt_.model.seqLen);
   }
 
@@ -180,16 +208,28 @@ class RankTrainer {
     const int kinds = static_cast<int>(MemKind::kCount);
     std::vector<int64_t> mine(kinds), all(static_cast<size_t>(kinds) * world_.size());
     for (int k = 0; k < kinds; ++k) mine[k] = ledger.peak(static_cast<MemKind>(k));
-    world_.allGather(mine.data(), all.data(), kinds, DType::kInt64).wait();
+    control_->allGather(mine.data(), all.data(), kinds, DType::kInt64).wait();
     std::vector<MemoryRow> rows;
     for (int r = 0; r < world_.size(); ++r) {
       MemoryRow row;
       row.rank = r;
-      row.bytes.assign(all.begin() + static_cast<int64_t>(r) * kinds, all.begin() + static_cast<int64_t>(r + 1) * kinds);
+      row.bytes.assign(all.begin() + static_cast<int64_t>(r) * kinds,
+                       all.begin() + static_cast<int64_t>(r + 1) * kinds);
       row.formula = zeroFormulaBytes(opt_.zero, layout_.size(), dp());
       rows.push_back(row);
     }
     report_.memory(rows, opt_.zero, dp(), layout_.size());
+  }
+
+  // Rank 0 writes the whole gradient: each rank contributes its shard, the others' parts are zeros.
+  void dumpGradients() {
+    std::vector<float> g(static_cast<size_t>(layout_.size()), 0.0f);
+    engine_->exportGradShard(g.data());
+    control_->allReduce(g.data(), g.data(), g.size(), DType::kFloat32, RedOp::kSum).wait();
+    if (world_.rank() != 0) return;
+    std::vector<uint8_t> bytes(g.size() * sizeof(float));
+    std::memcpy(bytes.data(), g.data(), bytes.size());
+    writeFileAtomic(opt_.dumpGrads, bytes);
   }
 
   void save(int64_t step) {
@@ -202,7 +242,7 @@ class RankTrainer {
     run.world = world_.size();
     run.dp = dp();
     run.zero = opt_.zero;
-    saveCheckpoint(opt_.save, run, *engine_, world_);
+    saveCheckpoint(opt_.save, run, *engine_, *control_);
     report_.line("saved checkpoint of step %lld in %s", static_cast<long long>(step), opt_.save.c_str());
   }
 
@@ -211,12 +251,14 @@ class RankTrainer {
       report_.line("nothing to do: the checkpoint is already at step %d", opt_.steps);
       return;
     }
-    report_.line("done: %lld steps, %.0f tokens/s, %.1f ms per step, exposed communication %.2f ms per step, "
-                 "final loss %.4f%s",
-                 static_cast<long long>(stepsRun_), static_cast<double>(tokensRun_) / timeRun_,
-                 1e3 * timeRun_ / stepsRun_, 1e3 * commRun_ / stepsRun_, lastLoss_,
-                 lastVal_ >= 0 ? (", validation " + std::to_string(lastVal_)).c_str() : "");
-    for (Comm* c : engine_->comms()) report_.comm(c == &world_ ? "data-parallel" : "parameter-gather", c->stats(), static_cast<int>(stepsRun_));
+    report_.line(
+        "done: %lld steps, %.0f tokens/s, %.1f ms per step, exposed communication %.2f ms per step, "
+        "final loss %.4f%s",
+        static_cast<long long>(stepsRun_), static_cast<double>(tokensRun_) / timeRun_, 1e3 * timeRun_ / stepsRun_,
+        1e3 * commRun_ / stepsRun_, lastLoss_,
+        lastVal_ >= 0 ? (", validation " + std::to_string(lastVal_)).c_str() : "");
+    for (Comm* c : engine_->comms())
+      report_.comm(c == &world_ ? "data-parallel" : "parameter-gather", c->stats(), static_cast<int>(stepsRun_));
   }
 
   const TrainOptions& opt_;
@@ -224,6 +266,9 @@ class RankTrainer {
   ParamLayout layout_;
   const Corpus& corpus_;
   Report report_;
+  // Bookkeeping reductions (loss, norm, memory table, checkpoint manifest) on a communicator of their own,
+  // so the data-parallel group's statistics count only the training traffic.
+  std::unique_ptr<Comm> control_;
   std::unique_ptr<DataParallel> engine_;
   std::unique_ptr<GptStage<float>> model_;
   std::unique_ptr<StageActivations<float>> acts_;

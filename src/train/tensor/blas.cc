@@ -8,7 +8,9 @@
 
 namespace chorus::train {
 namespace {
-CBLAS_TRANSPOSE cblasTrans(Trans t) { return t == Trans::kYes ? CblasTrans : CblasNoTrans; }
+CBLAS_TRANSPOSE cblasTrans(Trans t) {
+  return t == Trans::kYes ? CblasTrans : CblasNoTrans;
+}
 }  // namespace
 
 template <>
@@ -23,7 +25,9 @@ void gemm<double>(Trans ta, Trans tb, int m, int n, int k, double alpha, const d
   cblas_dgemm(CblasRowMajor, cblasTrans(ta), cblasTrans(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-void setBlasThreads(int n) { openblas_set_num_threads(n); }
+void setBlasThreads(int n) {
+  openblas_set_num_threads(n);
+}
 
 double measureGemmPeakGflops(int budgetMs) {
   // A square product large enough to reach the kernel's steady state, yet small enough to stay in cache.

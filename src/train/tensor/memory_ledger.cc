@@ -26,16 +26,24 @@ void MemoryLedger::charge(MemKind kind, int64_t bytes) {
   peak_[k] = std::max(peak_[k], current_[k]);
 }
 
-void MemoryLedger::refund(MemKind kind, int64_t bytes) { current_[static_cast<int>(kind)] -= bytes; }
+void MemoryLedger::refund(MemKind kind, int64_t bytes) {
+  current_[static_cast<int>(kind)] -= bytes;
+}
 
-void MemoryLedger::resetPeaks() { peak_ = current_; }
+void MemoryLedger::resetPeaks() {
+  peak_ = current_;
+}
 
 MemoryLedger& MemoryLedger::current() {
   static MemoryLedger processDefault;
   return tCurrent ? *tCurrent : processDefault;
 }
 
-MemoryLedger::Scope::Scope(MemoryLedger* ledger) : previous_(tCurrent) { tCurrent = ledger; }
-MemoryLedger::Scope::~Scope() { tCurrent = previous_; }
+MemoryLedger::Scope::Scope(MemoryLedger* ledger) : previous_(tCurrent) {
+  tCurrent = ledger;
+}
+MemoryLedger::Scope::~Scope() {
+  tCurrent = previous_;
+}
 
 }  // namespace chorus::train

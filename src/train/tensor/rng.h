@@ -18,7 +18,9 @@ inline uint64_t mix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-inline uint64_t hashCombine(uint64_t a, uint64_t b) { return mix64(a ^ mix64(b)); }
+inline uint64_t hashCombine(uint64_t a, uint64_t b) {
+  return mix64(a ^ mix64(b));
+}
 
 // FNV-1a of a name, to key a stream by a tensor's name.
 inline uint64_t hashName(std::string_view s) {
@@ -28,7 +30,9 @@ inline uint64_t hashName(std::string_view s) {
 }
 
 // A uniform double in [0, 1) from 53 bits of a key.
-inline double uniform01(uint64_t key) { return static_cast<double>(mix64(key) >> 11) * 0x1.0p-53; }
+inline double uniform01(uint64_t key) {
+  return static_cast<double>(mix64(key) >> 11) * 0x1.0p-53;
+}
 
 // A standard normal from a key (Box-Muller over two derived uniforms).
 inline double normal(uint64_t key) {

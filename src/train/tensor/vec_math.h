@@ -1,6 +1,6 @@
-// Elementwise math the compiler can vectorise: exp and tanh for float by range reduction and a polynomial
+// Elementwise math the compiler can vectorise: exp for float by range reduction and a polynomial
 // (within 2 ulp of the exact value over the range the layers use), the exact libm functions for double (the
-// gradient check). Softmax and GELU call these on every element of every step, where a libm call per element
+// gradient check). Softmax and GELU call it on every element of every step, where a libm call per element
 // would cost more than the GEMMs around them.
 #ifndef CHORUS_TRAIN_TENSOR_VEC_MATH_H_
 #define CHORUS_TRAIN_TENSOR_VEC_MATH_H_
@@ -20,7 +20,7 @@
 
 namespace chorus::train {
 
-// e^x for x in [-87, 88] (inputs outside are clamped: softmax and tanh never need more).
+// e^x for x in [-87, 88] (inputs outside are clamped: softmax and GELU never need more).
 inline float expApprox(float x) {
   x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
   // x = n*ln2 + r with |r| <= ln2/2; n by the round-to-nearest trick (adding 1.5*2^23 leaves n in the mantissa).
@@ -45,11 +45,6 @@ inline float expApprox(float x) {
   return p * s;
 }
 
-inline float tanhApprox(float x) {
-  float e = expApprox(2.0f * x);
-  return 1.0f - 2.0f / (e + 1.0f);
-}
-
 template <typename T>
 inline T vexp(T x) {
   return std::exp(x);
@@ -57,15 +52,6 @@ inline T vexp(T x) {
 template <>
 inline float vexp<float>(float x) {
   return expApprox(x);
-}
-
-template <typename T>
-inline T vtanh(T x) {
-  return std::tanh(x);
-}
-template <>
-inline float vtanh<float>(float x) {
-  return tanhApprox(x);
 }
 
 }  // namespace chorus::train
