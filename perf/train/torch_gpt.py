@@ -90,7 +90,9 @@ def main():
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--clip", type=float, default=1.0, help="global gradient-norm clipping (0: off)")
     ap.add_argument("--eval-every", type=int, default=100)
+    ap.add_argument("--eval-batches", type=int, default=8)
     ap.add_argument("--corpus", default="/usr/share/doc/jargon-text/jargon.txt.gz")
     ap.add_argument("--csv", default="")
     a = ap.parse_args()
@@ -105,7 +107,7 @@ def main():
                             lr=a.lr, betas=(0.9, 0.95), eps=1e-8)
     gen = torch.Generator().manual_seed(a.seed)
     vgen = torch.Generator().manual_seed(a.seed + 1)
-    vbatches = [batch(val, a.batch, a.seq_len, vgen) for _ in range(8)]
+    vbatches = [batch(val, a.batch, a.seq_len, vgen) for _ in range(a.eval_batches)]
     csv = open(a.csv, "w") if a.csv else None
     if csv:
         csv.write("step,loss,val_loss,tokens_per_s,step_ms\n")
@@ -117,6 +119,8 @@ def main():
         loss = model(x, y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
+        if a.clip > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), a.clip)
         opt.step()
         dt = time.perf_counter() - t0
         total_t += dt
