@@ -159,7 +159,9 @@ class Builder {
       graph_.mutableNode(node).pciClass = cls;
       graph_.connectBoth(node, parent, LinkType::kPci, bw);
     } else if (nic != nullptr) {
+      // The same NIC may be listed twice (its ports under two <pci> elements); any other node there is an error.
       int node = graph_.findByBusId(host, busId);
+      if (node >= 0 && graph_.node(node).type != NodeType::kNic) fail(e, "PCI bus id appears twice");
       if (node < 0) {
         node = newNode(NodeType::kNic, parent, busId);
         graph_.mutableNode(node).pciClass = cls;
