@@ -20,8 +20,13 @@ std::string fixture(const std::string& name) {
   return here.substr(0, here.rfind("/unit/")) + "/fixtures/" + name;
 }
 
-const char* const kFixtures[] = {"dgx_a100.xml", "dgx_h100.xml", "pcie_2s_8gpu.xml", "nvlink_pairs_4gpu.xml",
-                                 "cpu_2numa_nogpu.xml"};
+const char* const kFixtures[] = {"dgx_a100.xml",
+                                 "dgx_h100.xml",
+                                 "pcie_2s_8gpu.xml",
+                                 "nvlink_pairs_4gpu.xml",
+                                 "cpu_2numa_nogpu.xml",
+                                 "nvswitch_vm_8gpu_classonly.xml",
+                                 "pcie_2s_8gpu_classonly.xml"};
 
 TEST(TopoXml, FixturesRoundTripToTheSameGraph) {
   for (const char* name : kFixtures) {
@@ -126,6 +131,15 @@ TEST(TopoXml, BadFilesNameTheElement) {
   expectError(kCpu + "<pci busid=\"0000:07:00.0\" class=\"0x030200\"><gpu dev=\"x1\"/></pci></cpu></system>",
               {"<gpu>", "not an integer"});
   expectError(kCpu + "<nic><net dev=\"0\"/><net dev=\"0\"/></nic></cpu></system>", {"<net>", "appears twice"});
+  // A NIC at the bus id of its own switch (a device cannot be both).
+  expectError(kCpu +
+                  "<pci busid=\"0000:18:00.0\" class=\"0x060400\"><pci busid=\"0000:18:00.0\" class=\"0x020700\">"
+                  "<nic><net dev=\"0\"/></nic></pci></pci></cpu></system>",
+              {"line 3", "<pci>", "PCI bus id appears twice"});
+  expectError(kCpu +
+                  "<pci busid=\"0000:18:00.0\" class=\"0x030200\"/><pci busid=\"0000:18:00.0\" class=\"0x030200\"/>" +
+                  "</cpu></system>",
+              {"<pci>", "PCI bus id appears twice"});
   expectError(kCpu + gpuPci("0000:07:00.0", 0, "<c2c bw=\"-5\" count=\"10\"/>") + "</cpu></system>", {"<c2c>"});
 }
 
@@ -152,13 +166,19 @@ TEST(TopoXml, MultiHostFilesStitchRingsThroughNics) {
     }
   }
   Graph g = graphFromXml(both, "two hosts");
-  // NCCL models NVSwitch fabrics as one NVS node, so both hosts' GPUs form one NVLink domain (as MNNVL).
+  // Each host's NVSwitches are its own NVS node: the hosts meet only through their NICs.
   EXPECT_EQ(g.hostHashes().size(), 2u);
   EXPECT_EQ(g.ofType(NodeType::kGpu).size(), 16u);
+  EXPECT_EQ(g.ofType(NodeType::kNvs).size(), 2u);
   Paths paths(g);
   SearchResult r = searchChannels(g, paths);
+  EXPECT_TRUE(r.stitched);
+  EXPECT_EQ(r.typeIntra, PathType::kNvl);
   ASSERT_FALSE(r.rings.empty());
-  for (const auto& ring : r.rings) EXPECT_EQ(ring.order.size(), 16u);
+  for (const auto& ring : r.rings) {
+    EXPECT_EQ(ring.order.size(), 16u);
+    EXPECT_EQ(ring.nets.size(), 2u);
+  }
 }
 
 TEST(TopoXml, PcieMultiHostIsStitched) {
@@ -201,11 +221,11 @@ TEST(TopoXml, PcieMultiHostIsStitched) {
   EXPECT_NE(writeXml(graphs).find("<net dev=\"0\"/>"), std::string::npos);
 }
 
-TEST(TopoXml, TopoFileWithForeignBusIdsFallsBackToDetection) {
-  System s = loadSystemFile(fixture("dgx_a100.xml"), true);
-  EXPECT_EQ(s.source, "detected");
-  System raw = loadSystemFile(fixture("dgx_a100.xml"), false);
+TEST(TopoXml, TopoFileLoadsAsItIsWithoutDetection) {
+  System raw = loadSystemFile(fixture("dgx_a100.xml"));
+  EXPECT_EQ(raw.source, fixture("dgx_a100.xml"));
   EXPECT_EQ(raw.graph.ofType(NodeType::kGpu).size(), 8u);
+  EXPECT_TRUE(raw.notes.empty());
 }
 
 TEST(TopoXml, DetectionDescribesThisMachine) {
