@@ -29,6 +29,7 @@ std::vector<GpuNic> gpuNicAffinity(const Graph& graph, const Paths& paths) {
           p.bw >= bestBw * (1 - 1e-9))
         closest[i].push_back(net);
     }
+    out[i].closest = closest[i];
     if (!closest[i].empty()) sharing[closest[i]].push_back(i);
   }
   for (const auto& [candidates, users] : sharing) {

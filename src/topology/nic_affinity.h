@@ -17,7 +17,8 @@ struct GpuNic {
   int gpu = -1;  // GPU node
   int net = -1;  // NET node, -1 when the GPU's host has no NIC
   PathType type = PathType::kDis;
-  double bw = 0;  // bottleneck bandwidth of the GPU -> NET path, GB/s
+  double bw = 0;             // bottleneck bandwidth of the GPU -> NET path, GB/s
+  std::vector<int> closest;  // every NET as close as `net` (same type and bandwidth), in dev order
 };
 
 // One entry per GPU, in Graph::ofType(NodeType::kGpu) order.

@@ -42,7 +42,7 @@ class Searcher {
     r.nHosts = std::max<int>(1, static_cast<int>(g_.hostHashes().size()));
     if (r.gpus.empty()) return r;
     r.gpuNics = gpuNicAffinity(g_, p_);
-    for (const GpuNic& pair : r.gpuNics) nicOf_[pair.gpu] = pair.net;
+    for (const GpuNic& pair : r.gpuNics) pairOf_[pair.gpu] = pair;
     std::map<int, int> position;
     for (size_t i = 0; i < r.gpus.size(); ++i) position[r.gpus[i]] = static_cast<int>(i);
     bool connected = true;
@@ -145,23 +145,31 @@ class Searcher {
     return {};
   }
 
-  // A host's GPUs and, per NIC port that some GPU is closest to (in NET dev order), the GPUs closest to it.
+  // A host's GPUs and, per NIC port that is among the closest of some GPU (in NET dev order), those GPUs: the GPUs
+  // paired with it first, then the others as close to it, each in dev order. Ports no GPU is close to stay unused,
+  // as NCCL's ring graphs use only the NICs local to the GPUs.
   struct HostNics {
     std::vector<int> gpus;                    // GPU nodes in dev order
-    std::vector<int> nets;                    // paired NET nodes in dev order
-    std::vector<std::vector<size_t>> gpusOf;  // per paired NET, indices into gpus
+    std::vector<int> nets;                    // NET nodes some GPU is closest to, in dev order
+    std::vector<std::vector<size_t>> gpusOf;  // per such NET, indices into gpus
   };
 
   HostNics hostNics(const std::vector<int>& gpus) const {
     HostNics h;
     h.gpus = gpus;
     for (int net : g_.ofType(NodeType::kNet)) {
-      std::vector<size_t> users;
-      for (size_t i = 0; i < gpus.size(); ++i)
-        if (nicOf_.at(gpus[i]) == net) users.push_back(i);
-      if (users.empty()) continue;
+      std::vector<size_t> paired, close;
+      for (size_t i = 0; i < gpus.size(); ++i) {
+        const GpuNic& pair = pairOf_.at(gpus[i]);
+        if (pair.net == net)
+          paired.push_back(i);
+        else if (std::find(pair.closest.begin(), pair.closest.end(), net) != pair.closest.end())
+          close.push_back(i);
+      }
+      if (paired.empty() && close.empty()) continue;
+      paired.insert(paired.end(), close.begin(), close.end());
       h.nets.push_back(net);
-      h.gpusOf.push_back(std::move(users));
+      h.gpusOf.push_back(std::move(paired));
     }
     return h;
   }
@@ -340,7 +348,7 @@ class Searcher {
   const Paths& p_;
   SearchOptions opt_;
   long steps_ = 0;
-  std::map<int, int> nicOf_;  // GPU node -> its closest NET node (-1: none)
+  std::map<int, GpuNic> pairOf_;  // GPU node -> its closest NICs
 };
 
 }  // namespace

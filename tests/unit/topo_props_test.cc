@@ -147,8 +147,11 @@ void checkPairs(const Graph& g, const Paths& paths, const std::vector<GpuNic>& p
 void checkMultiNodeRings(const Graph& g, const SearchResult& r, int hosts, const std::string& what) {
   ASSERT_TRUE(r.stitched) << what;
   ASSERT_FALSE(r.rings.empty()) << what;
-  std::map<int, int> pairOf;
-  for (const GpuNic& p : r.gpuNics) pairOf[p.gpu] = p.net;
+  std::map<int, std::vector<int>> closestOf;
+  for (const GpuNic& p : r.gpuNics) closestOf[p.gpu] = p.closest;
+  auto closeTo = [&](int gpu, int net) {
+    return std::find(closestOf[gpu].begin(), closestOf[gpu].end(), net) != closestOf[gpu].end();
+  };
   const int n = static_cast<int>(r.gpus.size());
   std::map<int, std::set<int>> entries;  // host -> NETs channels enter by
   std::map<std::pair<int, int>, double> load;
@@ -168,12 +171,12 @@ void checkMultiNodeRings(const Graph& g, const SearchResult& r, int hosts, const
       crossings += hosts > 1 && last;
       if (first) {
         ASSERT_LT(segment, ring.nets.size()) << what;
-        EXPECT_EQ(ring.nets[segment].first, pairOf[here])
+        EXPECT_TRUE(closeTo(here, ring.nets[segment].first))
             << what << ": enters by a NIC not closest to " << g.label(here);
         entries[g.node(here).host].insert(ring.nets[segment].first);
       }
       if (last) {
-        EXPECT_EQ(ring.nets[segment].second, pairOf[here])
+        EXPECT_TRUE(closeTo(here, ring.nets[segment].second))
             << what << ": leaves by a NIC not closest to " << g.label(here);
         ++segment;
       }
@@ -187,9 +190,9 @@ void checkMultiNodeRings(const Graph& g, const SearchResult& r, int hosts, const
   for (const auto& [key, bw] : load)
     EXPECT_LE(bw, g.node(key.first).links[key.second].bw * (1 + 1e-6)) << what << ": " << g.label(key.first);
   for (const auto& [host, nets] : entries) {
-    std::set<int> paired;
+    std::set<int> paired;  // every NIC some GPU of the host is closest to
     for (const GpuNic& p : r.gpuNics)
-      if (g.node(p.gpu).host == host) paired.insert(p.net);
+      if (g.node(p.gpu).host == host) paired.insert(p.closest.begin(), p.closest.end());
     EXPECT_EQ(nets.size(), std::min(paired.size(), r.rings.size())) << what << ": channels do not spread over NICs";
   }
 }
@@ -237,6 +240,47 @@ TEST(TopoProps, MultiNodeRingsCrossHostsOncePerChannel) {
     }
   }
   EXPECT_GE(checked, 24);
+}
+
+TEST(TopoProps, MoreNicsThanGpusSpreadsChannelsOverEveryNic) {
+  // Four HCAs and two GPUs per switch (as some bare-metal offers have): the GPUs pair with two of them, and the
+  // multi-node channels enter and leave by all four.
+  XmlElement xml = readXmlFile(fixture("nvswitch_vm_8gpu_classonly.xml"));
+  for (auto& cpu : xml.children) {
+    XmlElement& sw = cpu.children.at(0);
+    int64_t base = 0;
+    parseBusId(*sw.attr("busid"), &base);
+    for (int k : {7, 8}) {
+      XmlElement& hca = sw.add("pci");
+      hca.set("busid", formatBusId(base + (k << 12)));
+      hca.set("class", "0x020700");
+      hca.set("link_speed", "16.0 GT/s PCIe");
+      hca.set("link_width", "16");
+    }
+  }
+  Assumptions a;
+  parseAssumption("gpu=a100-sxm4,nvswitch", &a);
+  parseAssumption("nic=ib-hdr200", &a);
+  applyAssumptions(xml, a);
+  for (int hosts : {1, 2}) {
+    Graph g = graphFromXml(testing::replicate(xml, hosts), "four nics per switch");
+    ASSERT_EQ(g.ofType(NodeType::kNet).size(), 16u * hosts);
+    Paths paths(g);
+    auto pairs = gpuNicAffinity(g, paths);
+    checkPairs(g, paths, pairs, "four nics per switch");
+    for (const GpuNic& p : pairs) EXPECT_EQ(p.closest.size(), 4u);
+    SearchOptions options;
+    options.viaNets = true;
+    SearchResult r = searchChannels(g, paths, options);
+    checkMultiNodeRings(g, r, hosts, "four nics per switch x" + std::to_string(hosts));
+    std::set<int> used;
+    for (const auto& ring : r.rings)
+      for (const auto& [in, out] : ring.nets) {
+        used.insert(in);
+        used.insert(out);
+      }
+    EXPECT_EQ(used.size(), 16u * hosts);
+  }
 }
 
 }  // namespace
