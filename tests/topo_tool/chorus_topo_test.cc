@@ -63,7 +63,7 @@ TEST(ChorusTopo, ClassCodeDevicesWithTheirSwitchAndNumaNode) {
   ASSERT_EQ(switchesOfNuma.size(), 4u);  // four NUMA nodes, one switch each
   for (const auto& [numa, switches] : switchesOfNuma) EXPECT_EQ(switches.size(), 1u) << numa;
   ToolRun text = run("--topo-file " + kVm);
-  EXPECT_NE(text.out.find("listed by class code only: 8 GPU 8 IB HCA"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("listed by class code only: 8 GPU, 8 IB HCA"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("--assume gpu=MODEL[,nvswitch] previews"), std::string::npos) << text.out;
 
   nlohmann::json two = runJson("--topo-file " + kTwoSocket);

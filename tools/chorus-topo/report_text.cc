@@ -6,6 +6,7 @@
 
 #include "report.h"
 #include "topology/host_order.h"
+#include "topology/pci_class.h"
 
 namespace chorus::tools {
 
@@ -81,7 +82,14 @@ void printText(const Report& r, std::ostream& os) {
      << g.ofType(NodeType::kNet).size() << " NIC port(s)";
   if (!classOnly.empty()) {
     os << "; listed by class code only:";
-    for (const auto& [kind, n] : classOnly) os << " " << n << " " << kind;
+    const char* sep = " ";
+    for (auto kind : {topology::PciKind::kGpu, topology::PciKind::kIbHca, topology::PciKind::kEthernet,
+                      topology::PciKind::kNic, topology::PciKind::kNvSwitch, topology::PciKind::kOther}) {
+      auto it = classOnly.find(topology::pciKindName(kind));
+      if (it == classOnly.end()) continue;
+      os << sep << it->second << " " << it->first;
+      sep = ", ";
+    }
   }
   os << "\n";
   if (!r.system.notes.empty()) {
