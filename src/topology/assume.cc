@@ -67,7 +67,7 @@ std::map<std::string, HostDevices> collectHosts(XmlElement& system) {
       } else if (c.child("nic") == nullptr && c.child("pci") == nullptr) {
         if (kind == PciKind::kGpu) h.gpus.push_back(&c);
         if (isNicKind(kind)) h.nics.push_back(&c);
-        if (kind == PciKind::kNvSwitch && h.nvswitch.empty()) h.nvswitch = *c.attr("busid");
+        if (kind == PciKind::kNvSwitch && h.nvswitch.empty() && busOf(c) >= 0) h.nvswitch = *c.attr("busid");
       }
       walk(c, h);
     }

@@ -324,9 +324,9 @@ void mergeVirtualNics(XmlElement& file, const Locality& loc, const XmlElement& d
 namespace detail {
 
 void fillMissingAttrs(XmlElement& to, const XmlElement& from, std::initializer_list<const char*> skip) {
-  for (const auto& [key, value] : from.attrs) {
-    if (std::any_of(skip.begin(), skip.end(), [&](const char* s) { return key == s; })) continue;
-    if (to.attr(key) == nullptr) to.set(key, value);
+  for (const auto& kv : from.attrs) {
+    if (std::any_of(skip.begin(), skip.end(), [&](const char* s) { return kv.first == s; })) continue;
+    if (to.attr(kv.first) == nullptr) to.set(kv.first, kv.second);
   }
 }
 
@@ -432,6 +432,7 @@ MergeReport mergeDetected(XmlElement& file, const XmlElement& detected, uint64_t
     bool gpu = e.child("gpu") != nullptr || (kind == PciKind::kGpu && e.child("nic") == nullptr);
     bool nic = !gpu && (e.child("nic") != nullptr || isNicKind(kind));
     int64_t bus = busOf(e);
+    if (bus < 0) return;  // a malformed bus id: the graph builder reports it
     if ((gpu && foundGpus.count(bus)) || (nic && foundNics.count(bus)) || (!gpu && !nic)) return;
     bool described = e.child("gpu") != nullptr || e.child("nic") != nullptr;
     r.missing.push_back({detail::deviceKindName(e), formatBusId(bus),
@@ -441,6 +442,7 @@ MergeReport mergeDetected(XmlElement& file, const XmlElement& detected, uint64_t
   });
   for (int64_t bus : strip) {
     XmlElement* e = findLocalPci(file, loc, bus);
+    if (e == nullptr) continue;
     bool gpu = e->child("gpu") != nullptr;
     if (e->attr("class") == nullptr) e->set("class", gpu ? "0x030200" : "0x020000");
     e->children.erase(std::remove_if(e->children.begin(), e->children.end(),

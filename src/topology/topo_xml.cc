@@ -299,12 +299,14 @@ class Builder {
     } else if (tclass == "0x068000" || remoteIsNvSwitch) {
       // One NVS node per host: the NVSwitches of a host form one crossbar (NCCL's model); hosts' fabrics are
       // separate, so GPUs of different hosts meet only through their NICs.
-      auto it = nvs_.find(gpu.host);
+      const int host = gpu.host;  // `gpu` refers into the node vector, which addNode may reallocate
+      auto it = nvs_.find(host);
       if (it == nvs_.end()) {
         Node n;
         n.type = NodeType::kNvs;
-        n.host = gpu.host;
-        it = nvs_.emplace(gpu.host, graph_.addNode(std::move(n))).first;
+        n.host = host;
+        int nvs = graph_.addNode(std::move(n));
+        it = nvs_.emplace(host, nvs).first;
       }
       graph_.connectBoth(p.from, it->second, LinkType::kNvl, bw);
     } else if (tclass == "0x068001") {

@@ -6,7 +6,7 @@
 //   ninja -C build-fuzz fuzz_topo_xml
 //   build-fuzz/bin/fuzz_topo_xml -max_total_time=30 -max_len=4096 <work dir> tests/fuzz/corpus/fuzz_topo_xml
 // (tests/fuzz/CMakeLists.txt builds it from src/base and src/topology only, all with coverage instrumentation.)
-// Last run: 49,057 inputs in 40 s from the corpus, no crash (ASan + UBSan).
+// Last run: 520,098 inputs in 121 s from the corpus (-max_total_time=120), no crash (ASan + UBSan).
 #include <cstddef>
 #include <cstdint>
 #include <string>
