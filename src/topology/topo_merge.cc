@@ -330,36 +330,39 @@ void fillMissingAttrs(XmlElement& to, const XmlElement& from, std::initializer_l
   }
 }
 
-std::string fillGpu(XmlElement& pci, const XmlElement& det) {
+// Gives the file's device element the attributes it lacks and returns its `name` child (<gpu>, <nic>); when the
+// file has none, the detected one is copied in and *copied is set.
+static XmlElement& deviceChild(XmlElement& pci, const XmlElement& det, const char* name, bool* copied) {
   fillMissingAttrs(pci, det, {"busid"});
-  const XmlElement* dg = det.child("gpu");
-  XmlElement* fg = mutableChild(pci, "gpu");
-  if (fg == nullptr) {
-    pci.children.push_back(*dg);
-    return describeGpu(pci.children.back());
-  }
+  XmlElement* own = mutableChild(pci, name);
+  *copied = own == nullptr;
+  if (own != nullptr) return *own;
+  pci.children.push_back(*det.child(name));
+  return pci.children.back();
+}
+
+std::string fillGpu(XmlElement& pci, const XmlElement& det) {
+  bool copied = false;
+  XmlElement& fg = deviceChild(pci, det, "gpu", &copied);
+  if (copied) return describeGpu(fg);
   // The machine numbers its GPUs; the file's other attributes and NVLinks win where it has them (NCCL keeps a
   // file's values and fills only what is missing).
+  const XmlElement* dg = det.child("gpu");
   for (const char* key : {"dev", "rank"})
-    if (const std::string* v = dg->attr(key)) fg->set(key, *v);
-  fillMissingAttrs(*fg, *dg);
-  bool hasLinks = std::any_of(fg->children.begin(), fg->children.end(),
+    if (const std::string* v = dg->attr(key)) fg.set(key, *v);
+  fillMissingAttrs(fg, *dg);
+  bool hasLinks = std::any_of(fg.children.begin(), fg.children.end(),
                               [](const XmlElement& c) { return c.name == "nvlink" || c.name == "c2c"; });
   if (!hasLinks)
-    for (const auto& c : dg->children) fg->children.push_back(c);
-  return describeGpu(*fg);
+    for (const auto& c : dg->children) fg.children.push_back(c);
+  return describeGpu(fg);
 }
 
 std::string fillNic(XmlElement& pci, const XmlElement& det, std::vector<std::string>* dropped) {
-  fillMissingAttrs(pci, det, {"busid"});
-  const XmlElement* dn = det.child("nic");
-  XmlElement* fn = mutableChild(pci, "nic");
-  if (fn == nullptr) {
-    pci.children.push_back(*dn);
-    return describeNic(pci.children.back());
-  }
-  mergeNets(*fn, *dn, dropped);
-  return describeNic(*fn);
+  bool copied = false;
+  XmlElement& fn = deviceChild(pci, det, "nic", &copied);
+  if (!copied) mergeNets(fn, *det.child("nic"), dropped);
+  return describeNic(fn);
 }
 
 std::string deviceKindName(const XmlElement& pci) {
