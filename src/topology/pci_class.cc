@@ -14,7 +14,8 @@ bool parsePciClass(const std::string& text, int* cls) {
     if (!std::isxdigit(c)) return false;
     v = v * 16 + (std::isdigit(c) ? c - '0' : std::tolower(c) - 'a' + 10);
   }
-  *cls = v;
+  // NCCL matches class codes by prefix ("0x03" is a GPU), so a short code is the leading digits of the 24 bits.
+  *cls = v << (4 * (6 - static_cast<int>(text.size() - start)));
   return true;
 }
 

@@ -18,7 +18,8 @@ enum class PciKind : int {
   kOther,        // storage, other bridges, ...
 };
 
-// "0x030200" (or "030200") -> 0x030200; false when the text is not a hex class code.
+// "0x030200" (or "030200") -> 0x030200; a shorter code is a prefix, as NCCL reads it ("0x0302" -> 0x030200,
+// "0x03" -> 0x030000); false when the text is not a hex class code of at most six digits.
 bool parsePciClass(const std::string& text, int* cls);
 PciKind pciKind(int cls);
 // "GPU", "IB HCA", "Ethernet NIC", "NIC", "NVSwitch", "bridge", "device".
