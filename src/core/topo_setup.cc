@@ -40,7 +40,13 @@ void loadMachineTopologyIfAsked(const Comm& comm) {
     try {
       topology::System system = topology::loadSystem();  // writes CHORUS_TOPO_DUMP_FILE
       topology::Paths paths(system.graph);
-      topology::SearchResult result = topology::searchChannels(system.graph, paths);
+      // A job over several hosts enters and leaves this host through its NICs (NCCL's ring graph on each node), so
+      // the dumped channels name the NIC of each channel.
+      std::set<uint64_t> hosts;
+      for (const auto& peer : comm.peers()) hosts.insert(peer.hostHash);
+      topology::SearchOptions options;
+      options.viaNets = hosts.size() > 1;
+      topology::SearchResult result = topology::searchChannels(system.graph, paths, options);
       topology::dumpGraphIfRequested(system.graph, result);
       CHORUS_LOG_INFO(kGraph, "rank ", comm.rank(), ": topology from ", system.source);
     } catch (const Error& e) {
