@@ -114,7 +114,9 @@ class RankTrainer {
     seed_ = seed;
     train_.emplace(corpus_.train, opt_.model.seqLen, seed);
     val_.emplace(corpus_.val, opt_.model.seqLen, seed);
-    // The GEMM peak each rank reaches while the others measure theirs: the machine's aggregate, which MFU uses.
+    // The GEMM peak each rank reaches while the others measure theirs at the same time: summed, the
+    // machine's aggregate (ranks that share a core share its peak), which MFU is reported against.
+    control_->barrier();
     double peak = measureGemmPeakGflops(opt_.peakMs) * 1e9;
     control_->allReduce(&peak, &peak, 1, DType::kFloat64, RedOp::kSum).wait();
     peakFlops_ = peak;
