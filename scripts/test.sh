@@ -18,6 +18,9 @@ bash scripts/lint.sh build
 stage "tests: default label (cpu)"
 ctest --test-dir build -L '^cpu$' -j "$jobs" --timeout 900
 
+stage "tests: the trainer (train)"
+ctest --test-dir build -L '^train$' -j "$jobs" --timeout 900
+
 stage "tests: full sweeps (sweep)"
 ctest --test-dir build -L '^sweep$' --timeout 3000
 

@@ -29,14 +29,20 @@ int channelCount(int minChannels, int maxChannels) {
 // CHORUS_TOPO_FILE / CHORUS_TOPO_DUMP_FILE / CHORUS_GRAPH_DUMP_FILE: the first rank of each process loads or
 // detects the machine's topology, writes the requested files, and logs what it found. Host communicators order
 // their rings from where ranks live (searchHostRings); the machine graph matters to GPU rings.
-void loadMachineTopologyIfAsked(int rank) {
+void loadMachineTopologyIfAsked(const std::vector<transport::PeerInfo>& peers, int rank) {
   if (param::TopoFile().empty() && param::TopoDumpFile().empty() && param::GraphDumpFile().empty()) return;
   static std::once_flag once;
   std::call_once(once, [&] {
     try {
       topology::System system = topology::loadSystem();  // writes CHORUS_TOPO_DUMP_FILE
       topology::Paths paths(system.graph);
-      topology::SearchResult result = topology::searchChannels(system.graph, paths);
+      // A job over several hosts enters and leaves this host through its NICs (NCCL's ring graph on each node), so
+      // the dumped channels name the NIC of each channel.
+      std::set<uint64_t> hosts;
+      for (const auto& peer : peers) hosts.insert(peer.hostHash);
+      topology::SearchOptions options;
+      options.viaNets = hosts.size() > 1;
+      topology::SearchResult result = topology::searchChannels(system.graph, paths, options);
       topology::dumpGraphIfRequested(system.graph, result);
       CHORUS_LOG_INFO(kGraph, "rank ", rank, ": topology from ", system.source);
     } catch (const Error& e) {
@@ -49,7 +55,7 @@ void loadMachineTopologyIfAsked(int rank) {
 
 coll::TopoView buildTopoView(const std::vector<transport::PeerInfo>& peers, int rank, int minChannels,
                              int maxChannels) {
-  loadMachineTopologyIfAsked(rank);
+  loadMachineTopologyIfAsked(peers, rank);
   std::vector<topology::RankPlace> places(peers.size());
   std::set<uint64_t> hosts, procs;
   for (size_t r = 0; r < peers.size(); ++r) {

@@ -6,6 +6,8 @@
 #include <sstream>
 #include <tuple>
 
+#include "topology/pci_class.h"
+
 namespace chorus::topology {
 
 const char* nodeTypeName(NodeType t) {
@@ -97,6 +99,19 @@ int Graph::localCpu(int node) const {
   return -1;
 }
 
+int Graph::parentSwitch(int node) const {
+  // A device's first PCI link goes to its parent (the builder links a node to its parent when it creates it).
+  for (const Link& l : nodes_[node].links)
+    if (l.type == LinkType::kPci) return nodes_[l.to].type == NodeType::kPci ? l.to : -1;
+  return -1;
+}
+
+bool Graph::isClassOnlyDevice(int node) const {
+  const Node& n = nodes_[node];
+  PciKind kind = pciKind(n.pciClass);
+  return n.type == NodeType::kPci && kind != PciKind::kBridge && kind != PciKind::kUnknown;
+}
+
 int Graph::hostIndex(uint64_t hash) {
   for (size_t i = 0; i < hostHashes_.size(); ++i)
     if (hostHashes_[i] == hash) return static_cast<int>(i);
@@ -114,7 +129,10 @@ std::string Graph::label(int i) const {
     case NodeType::kCpu: os << "/" << n.index; break;
     case NodeType::kNet: os << "/" << n.index << " (" << n.name << ")"; break;
     case NodeType::kNvs: break;
-    default: os << " " << formatBusId(n.busId);
+    default:
+      os << " " << formatBusId(n.busId);
+      if (isClassOnlyDevice(i))
+        os << " (" << pciKindName(pciKind(n.pciClass)) << ", class " << formatPciClass(n.pciClass) << ")";
   }
   return os.str();
 }
@@ -131,7 +149,8 @@ std::string Graph::canonical() const {
   for (int i = 0; i < size(); ++i) {
     const Node& n = nodes_[i];
     std::ostringstream os;
-    os << key(i) << " rank=" << n.rank << " sm=" << n.sm << " gdr=" << n.gdr << " name=" << n.name;
+    os << key(i) << " rank=" << n.rank << " sm=" << n.sm << " gdr=" << n.gdr << " class=" << n.pciClass
+       << " name=" << n.name;
     lines.push_back(os.str());
     for (const Link& l : n.links) {
       std::ostringstream ls;

@@ -33,11 +33,15 @@ struct Node {
   NodeType type = NodeType::kPci;
   int host = 0;        // index into Graph::hostHashes()
   int64_t busId = -1;  // PCI bus id as NCCL's busIdToInt64 (GPU, PCI, NIC); -1 otherwise
-  int index = 0;       // GPU: dev; CPU: NUMA id; NET: dev; NVS: 0
-  int rank = -1;       // GPU: rank from the XML
-  int sm = 0;          // GPU: compute capability x10
-  int gdr = 0;         // GPU, NET: GPUDirect RDMA support
-  std::string name;    // NET: interface name; CPU: "vendor model"
+  // PCI class code from the file (GPU, PCI, NIC); -1 when not given. A PCI node whose class is not a bridge's is a
+  // device the file lists by class code only (a GPU or NIC that neither the file nor detection described): it
+  // stays in the graph, a leaf under its switch, so tools show it and --assume can fill it (pci_class.h).
+  int pciClass = -1;
+  int index = 0;     // GPU: dev; CPU: NUMA id; NET: dev; NVS: 0
+  int rank = -1;     // GPU: rank from the XML
+  int sm = 0;        // GPU: compute capability x10
+  int gdr = 0;       // GPU, NET: GPUDirect RDMA support
+  std::string name;  // NET: interface name; CPU: "vendor model"
   CpuArch arch = CpuArch::kUnknown;
   CpuVendor vendor = CpuVendor::kUnknown;
   int familyId = 0, modelId = 0;
@@ -66,6 +70,10 @@ class Graph {
   int findByIndex(NodeType type, int host, int index) const;
   // The CPU (NUMA domain) a node hangs from, found by walking up PCI links; -1 when none.
   int localCpu(int node) const;
+  // The PCI switch a device hangs from (its parent PCI node), or -1 when it hangs straight from a CPU.
+  int parentSwitch(int node) const;
+  // True for a PCI node that stands for a device listed by class code only (not a bridge).
+  bool isClassOnlyDevice(int node) const;
 
   std::vector<uint64_t>& hostHashes() { return hostHashes_; }
   const std::vector<uint64_t>& hostHashes() const { return hostHashes_; }

@@ -10,17 +10,22 @@ class Dfs {
   Dfs(const Paths& paths, LinkBudget& budget, const RingRequest& req)
       : paths_(paths), budget_(budget), req_(req), used_(req.gpus.size(), false) {}
 
-  std::vector<int> run() {
+  std::vector<int> search() {
     if (req_.gpus.empty()) return {};
-    if (req_.startNet >= 0) {
-      order_.push_back(req_.startNet);
-      if (step(req_.startNet)) return order_;
-    } else {
+    if (req_.startNet < 0) {
       // A ring is a cycle: it may start anywhere, so it starts at the first GPU.
       used_[0] = true;
       order_.push_back(req_.gpus[0]);
-      if (step(req_.gpus[0])) return order_;
+      return step(req_.gpus[0]) ? order_ : std::vector<int>{};
     }
+    order_.push_back(req_.startNet);
+    if (req_.firstGpu < 0) return step(req_.startNet) ? order_ : std::vector<int>{};
+    const int first = req_.gpus[req_.firstGpu];
+    if (!tryHop(req_.startNet, first, PathType::kNet)) return {};
+    used_[req_.firstGpu] = true;
+    order_.push_back(first);
+    if (step(first)) return order_;
+    undoHop(req_.startNet, first);
     return {};
   }
 
@@ -48,10 +53,14 @@ class Dfs {
   }
 
   bool step(int cur) {
-    if (order_.size() == req_.gpus.size() + (req_.startNet >= 0 ? 1 : 0)) return close(cur);
+    const size_t target = req_.gpus.size() + (req_.startNet >= 0 ? 1 : 0);
+    if (order_.size() == target) return close(cur);
     if (++steps_ > req_.maxSteps) return false;
     const bool fromNet = req_.startNet >= 0 && order_.size() == 1;
+    const bool lastHop = order_.size() + 1 == target;
     for (size_t i : candidates(cur)) {
+      // The GPU the chain must leave by comes last.
+      if (req_.lastGpu >= 0 && (static_cast<int>(i) == req_.lastGpu) != lastHop) continue;
       int g = req_.gpus[i];
       if (!tryHop(cur, g, fromNet ? PathType::kNet : req_.typeIntra)) continue;
       used_[i] = true;
@@ -99,7 +108,7 @@ class Dfs {
 }  // namespace
 
 std::vector<int> findRing(const Paths& paths, LinkBudget& budget, const RingRequest& request) {
-  return Dfs(paths, budget, request).run();
+  return Dfs(paths, budget, request).search();
 }
 
 std::vector<Hop> orderHops(const Paths& paths, const std::vector<int>& order, bool closed) {

@@ -11,8 +11,10 @@ namespace chorus::topology {
 
 struct RingRequest {
   std::vector<int> gpus;                // GPU nodes to visit, in PCI (dev) order
-  int startNet = -1;                    // chain mode: leave from this NET node...
-  std::vector<int> endNets;             // ...and arrive at one of these (tried in order); ring mode when startNet < 0
+  int startNet = -1;                    // chain mode: enter from this NET node...
+  std::vector<int> endNets;             // ...and leave by one of these (tried in order); ring mode when startNet < 0
+  int firstGpu = -1;                    // chain mode: when >= 0, the index in gpus of the GPU the chain enters by...
+  int lastGpu = -1;                     // ...and of the GPU it leaves by (may equal firstGpu when there is one GPU)
   PathType typeIntra = PathType::kSys;  // worst path type allowed between consecutive GPUs
   double speed = 0;                     // GB/s taken from every link of every hop
   const std::vector<int>* replay = nullptr;  // a previous channel's order, tried first

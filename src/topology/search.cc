@@ -41,13 +41,16 @@ class Searcher {
     r.gpus = g_.ofType(NodeType::kGpu);
     r.nHosts = std::max<int>(1, static_cast<int>(g_.hostHashes().size()));
     if (r.gpus.empty()) return r;
+    r.gpuNics = gpuNicAffinity(g_, p_);
+    for (const GpuNic& pair : r.gpuNics) pairOf_[pair.gpu] = pair;
     std::map<int, int> position;
     for (size_t i = 0; i < r.gpus.size(); ++i) position[r.gpus[i]] = static_cast<int>(i);
     bool connected = true;
     for (int a : r.gpus)
       for (int b : r.gpus) connected = connected && p_.get(a, b).type != PathType::kDis;
+    const bool viaNets = opt_.viaNets && !g_.ofType(NodeType::kNet).empty();
     Candidate best;
-    if (connected) {
+    if (connected && !viaNets) {
       best = searchRing(r.gpus, &r.typeIntra);
     } else {
       r.stitched = true;
@@ -142,27 +145,109 @@ class Searcher {
     return {};
   }
 
+  // A host's GPUs and, per NIC port that is among the closest of some GPU (in NET dev order), those GPUs: the GPUs
+  // paired with it first, then the others as close to it, each in dev order. Ports no GPU is close to stay unused,
+  // as NCCL's ring graphs use only the NICs local to the GPUs.
+  struct HostNics {
+    std::vector<int> gpus;                    // GPU nodes in dev order
+    std::vector<int> nets;                    // NET nodes some GPU is closest to, in dev order
+    std::vector<std::vector<size_t>> gpusOf;  // per such NET, indices into gpus
+  };
+
+  HostNics hostNics(const std::vector<int>& gpus) const {
+    HostNics h;
+    h.gpus = gpus;
+    for (int net : g_.ofType(NodeType::kNet)) {
+      std::vector<size_t> paired, close;
+      for (size_t i = 0; i < gpus.size(); ++i) {
+        const GpuNic& pair = pairOf_.at(gpus[i]);
+        if (pair.net == net)
+          paired.push_back(i);
+        else if (std::find(pair.closest.begin(), pair.closest.end(), net) != pair.closest.end())
+          close.push_back(i);
+      }
+      if (paired.empty() && close.empty()) continue;
+      paired.insert(paired.end(), close.begin(), close.end());
+      h.nets.push_back(net);
+      h.gpusOf.push_back(std::move(paired));
+    }
+    return h;
+  }
+
+  // Channel ch's chain through one host: enters by the ch-th paired NIC and its GPU (rotating among the GPUs that
+  // share it), leaves by the NIC closest to the last GPU. Of the chains that fit, one per exit NIC, the one that
+  // uses the fewest links wins (a two-socket host's chain then crosses the CPU interconnect once), the entry NIC
+  // first on a tie (rail aligned, as NCCL's crossNic=2 prefers), else the next NICs in turn. Empty when none fits.
+  std::vector<int> hostChain(const HostNics& h, int ch, PathType type, double speed, LinkBudget& budget) {
+    const size_t nNets = h.nets.size();
+    const size_t in = static_cast<size_t>(ch) % nNets;
+    const size_t turn = static_cast<size_t>(ch) / nNets;
+    const auto& firsts = h.gpusOf[in];
+    const size_t first = firsts[turn % firsts.size()];
+    RingRequest req;
+    req.gpus = h.gpus;
+    req.startNet = h.nets[in];
+    req.firstGpu = static_cast<int>(first);
+    req.typeIntra = type;
+    req.speed = speed;
+    // Entering must fit before any order is tried.
+    if (!budget.fits(p_.get(req.startNet, h.gpus[first]), speed)) return {};
+    auto chainLinks = [&](const std::vector<int>& chain, bool take) {
+      for (size_t i = 0; i + 1 < chain.size(); ++i) {
+        const Path& p = p_.get(chain[i], chain[i + 1]);
+        take ? budget.take(p, speed) : budget.give(p, speed);
+      }
+    };
+    std::vector<int> best;
+    size_t bestLinks = 0;
+    for (size_t k = 0; k < nNets && steps_ < kTotalSteps; ++k) {
+      const size_t out = (in + k) % nNets;
+      for (size_t j = 0; j < h.gpusOf[out].size(); ++j) {
+        size_t last = h.gpusOf[out][(j + turn) % h.gpusOf[out].size()];
+        if (last == first && h.gpus.size() > 1) continue;
+        // Leaving must fit too (the search would otherwise try every order of the GPUs between to learn it).
+        if (!budget.fits(p_.get(h.gpus[last], h.nets[out]), speed)) continue;
+        req.lastGpu = static_cast<int>(last);
+        req.endNets = {h.nets[out]};
+        std::vector<int> chain = findRing(p_, budget, req);
+        steps_ += h.gpus.size();
+        if (chain.empty()) continue;
+        chainLinks(chain, false);  // compared with the other exits on the same budget
+        size_t links = orderHops(p_, chain, false).size();
+        if (best.empty() || links < bestLinks) {
+          best = std::move(chain);
+          bestLinks = links;
+        }
+        break;  // one chain per exit NIC
+      }
+    }
+    if (!best.empty()) chainLinks(best, true);
+    return best;
+  }
+
   // One chain per host and channel: NET -> the host's GPUs -> NET; host h's chain sends to host h+1's.
   Candidate searchStitched(const std::vector<int>& gpus, PathType* typeOut) {
     int nHosts = static_cast<int>(g_.hostHashes().size());
-    std::vector<std::vector<int>> hostGpus(nHosts), hostNets(nHosts);
+    std::vector<std::vector<int>> hostGpus(std::max(nHosts, 1));
     for (int gpu : gpus) hostGpus[g_.node(gpu).host].push_back(gpu);
-    for (int net : g_.ofType(NodeType::kNet)) hostNets[g_.node(net).host].push_back(net);
-    std::vector<int> hosts;
-    double top = kLocBw;
+    std::vector<HostNics> hosts;
     std::vector<PathType> types;
-    for (int h = 0; h < nHosts; ++h) {
-      if (hostGpus[h].empty()) continue;
-      hosts.push_back(h);
-      auto t = typesBetween(hostGpus[h]);
+    for (const auto& hg : hostGpus) {
+      if (hg.empty()) continue;
+      hosts.push_back(hostNics(hg));
+      if (hosts.back().nets.empty()) return {};  // a host without NICs: the fallback joins the hosts in dev order
+      auto t = typesBetween(hg);
       types.insert(types.end(), t.begin(), t.end());
+    }
+    // No channel can be faster than the slowest host's fastest paired NIC.
+    double top = kLocBw;
+    for (const HostNics& h : hosts) {
       double netBw = 0;
-      for (int net : hostNets[h]) netBw = std::max(netBw, g_.node(net).links.empty() ? 0 : g_.node(net).links[0].bw);
-      top = std::min(top, hostNets[h].empty() ? 0.0 : netBw);
+      for (int net : h.nets) netBw = std::max(netBw, g_.node(net).links.empty() ? 0 : g_.node(net).links[0].bw);
+      top = std::min(top, netBw);
     }
     std::sort(types.begin(), types.end());
     types.erase(std::unique(types.begin(), types.end()), types.end());
-    if (top <= 0) return {};  // a host without NICs: the fallback joins the hosts in dev order
     for (PathType type : types) {
       Candidate best;
       for (double speed : kSpeeds) {
@@ -176,18 +261,8 @@ class Searcher {
           std::vector<std::pair<int, int>> nets;
           std::vector<Hop> hops;
           bool ok = true;
-          for (int h : hosts) {
-            const auto& netList = hostNets[h];
-            RingRequest req;
-            req.gpus = hostGpus[h];
-            req.startNet = netList[ch % netList.size()];
-            req.endNets = {req.startNet};
-            for (int n : netList)
-              if (n != req.startNet) req.endNets.push_back(n);
-            req.typeIntra = type;
-            req.speed = speed;
-            std::vector<int> chain = findRing(p_, budget, req);
-            steps_ += req.gpus.size();
+          for (const HostNics& h : hosts) {
+            std::vector<int> chain = hostChain(h, ch, type, speed, budget);
             if (chain.empty()) {
               ok = false;
               break;
@@ -273,6 +348,7 @@ class Searcher {
   const Paths& p_;
   SearchOptions opt_;
   long steps_ = 0;
+  std::map<int, GpuNic> pairOf_;  // GPU node -> its closest NICs
 };
 
 }  // namespace

@@ -1,7 +1,5 @@
 #include "topology/system.h"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <sstream>
 
@@ -9,6 +7,7 @@
 #include "base/logging.h"
 #include "base/params.h"
 #include "topology/detect.h"
+#include "topology/topo_merge.h"
 #include "topology/topo_xml.h"
 
 namespace chorus::topology {
@@ -28,21 +27,6 @@ std::string fixed(double v) {
   return os.str();
 }
 
-// Bus ids of this host's GPUs and NICs that /sys/bus/pci/devices does not know.
-std::vector<std::string> missingBusIds(const Graph& g) {
-  int host = 0;
-  for (size_t h = 0; h < g.hostHashes().size(); ++h)
-    if (g.hostHashes()[h] == hostHash()) host = static_cast<int>(h);
-  std::vector<std::string> missing;
-  for (int i = 0; i < g.size(); ++i) {
-    const Node& n = g.node(i);
-    if (n.host != host || n.busId < 0 || (n.type != NodeType::kGpu && n.type != NodeType::kNic)) continue;
-    std::string id = formatBusId(n.busId);
-    if (access(("/sys/bus/pci/devices/" + id).c_str(), F_OK) != 0) missing.push_back(id);
-  }
-  return missing;
-}
-
 }  // namespace
 
 XmlElement detectTopology() {
@@ -57,34 +41,55 @@ XmlElement detectTopology() {
   return b.system();
 }
 
-System detectSystem() {
+System detectSystem(const Detector& detect) {
   System s;
   s.source = "detected";
-  s.xml = detectTopology();
+  s.xml = detect();
   s.graph = graphFromXml(s.xml, "detected topology");
   return s;
 }
 
-System loadSystemFile(const std::string& path, bool checkMachine) {
+System loadSystemFile(const std::string& path) {
   System s;
   s.source = path;
   s.xml = readXmlFile(path);
   s.graph = graphFromXml(s.xml, path);
-  if (checkMachine) {
-    auto missing = missingBusIds(s.graph);
-    if (!missing.empty()) {
-      CHORUS_LOG_WARN(kGraph, "topology file ", path, " names bus id ", missing.front(), " (and ", missing.size() - 1,
-                      " more) that this machine does not have; detecting the topology instead");
-      return detectSystem();
-    }
-  }
-  CHORUS_LOG_INFO(kGraph, "topology loaded from ", path);
   return s;
 }
 
-System loadSystem() {
+System mergeSystemFile(const std::string& path, const Detector& detect, uint64_t localHostHash) {
+  System s;
+  s.source = path + " + detected";
+  s.xml = readXmlFile(path);
+  MergeReport report = mergeDetected(s.xml, detect(), localHostHash);
+  s.graph = graphFromXml(s.xml, path);
+  for (const auto& e : report.filled)
+    CHORUS_LOG_INFO(kGraph, "topology file ", path, ": ", e.kind, " ", e.busId, " described by detection: ", e.detail);
+  for (const auto& e : report.added)
+    CHORUS_LOG_WARN(kGraph, "topology file ", path, " does not list the ", e.kind, " detected at ", e.busId, "; ",
+                    e.detail);
+  if (!report.missing.empty()) {
+    std::string list;
+    for (size_t i = 0; i < report.missing.size() && i < 4; ++i)
+      list += (i ? ", " : "") + report.missing[i].kind + " " + report.missing[i].busId;
+    if (report.missing.size() > 4) list += ", ...";
+    CHORUS_LOG_WARN(kGraph, "topology file ", path, " lists ", report.missing.size(),
+                    " device(s) or port(s) this machine does not have (", list,
+                    "); devices stay in the graph as PCI devices of their class");
+  }
+  for (const auto& n : report.notes) CHORUS_LOG_INFO(kGraph, "topology file ", path, ": ", n);
+  s.notes = report.describe();
+  CHORUS_LOG_INFO(kGraph, "topology loaded from ", path, " and merged with detection");
+  return s;
+}
+
+System mergeSystemFile(const std::string& path, const Detector& detect) {
+  return mergeSystemFile(path, detect, hostHash());
+}
+
+System loadSystem(const Detector& detect) {
   std::string file = param::TopoFile();
-  System s = file.empty() ? detectSystem() : loadSystemFile(file, true);
+  System s = file.empty() ? detectSystem(detect) : mergeSystemFile(file, detect);
   std::string dump = param::TopoDumpFile();
   if (!dump.empty()) {
     writeXmlFile(s.xml, dump);

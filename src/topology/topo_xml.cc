@@ -3,11 +3,13 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <map>
 #include <set>
 
 #include "base/error.h"
 #include "base/logging.h"
 #include "topology/bandwidths.h"
+#include "topology/pci_class.h"
 
 namespace chorus::topology {
 namespace {
@@ -133,7 +135,13 @@ class Builder {
     int64_t busId = busIdAttr(e, "busid");
     const XmlElement* gpu = e.child("gpu");
     const XmlElement* nic = e.child("nic");
-    std::string cls = e.attr("class") ? *e.attr("class") : std::string();
+    int cls = -1;
+    if (const std::string* text = e.attr("class"); text != nullptr && !parsePciClass(*text, &cls)) {
+      CHORUS_LOG_INFO(kGraph, "topology file ", source_, ", line ", e.line, ": class \"", *text,
+                      "\" is not a PCI class code; ignored");
+      cls = -1;
+    }
+    const PciKind kind = pciKind(cls);
     long width = intAttr(e, "link_width", 0);
     if (width < 0 || width > kMaxPciWidth) fail(e, "link_width " + std::to_string(width) + " is out of range");
     int rate = 60;
@@ -145,20 +153,27 @@ class Builder {
       rate = 60;
     }
     double bw = pciBw(static_cast<int>(width), rate);
-    int node = -1;
+    const int host = graph_.node(parent).host;
     if (gpu != nullptr) {
-      node = addGpu(*gpu, busId, parent);
+      int node = addGpu(*gpu, busId, parent);
+      graph_.mutableNode(node).pciClass = cls;
+      graph_.connectBoth(node, parent, LinkType::kPci, bw);
     } else if (nic != nullptr) {
-      node = graph_.findByBusId(graph_.node(parent).host, busId);
+      // The same NIC may be listed twice (its ports under two <pci> elements); any other node there is an error.
+      int node = graph_.findByBusId(host, busId);
+      if (node >= 0 && graph_.node(node).type != NodeType::kNic) fail(e, "PCI bus id appears twice");
       if (node < 0) {
         node = newNode(NodeType::kNic, parent, busId);
+        graph_.mutableNode(node).pciClass = cls;
         graph_.connectBoth(node, parent, LinkType::kPci, bw);
       }
       addNic(*nic, -2, node);
-      node = -1;  // already linked
-    } else if (cls.rfind("0x0604", 0) == 0 || e.child("pci") != nullptr || cls.empty()) {
-      if (graph_.findByBusId(graph_.node(parent).host, busId) >= 0) fail(e, "PCI bus id appears twice");
-      node = newNode(NodeType::kPci, parent, busId);
+    } else if (kind == PciKind::kBridge || kind == PciKind::kUnknown || e.child("pci") != nullptr) {
+      if (graph_.findByBusId(host, busId) >= 0) fail(e, "PCI bus id appears twice");
+      // Linked to its parent first, so that a node's first PCI link always leads up (Graph::parentSwitch).
+      int node = newNode(NodeType::kPci, parent, busId);
+      graph_.mutableNode(node).pciClass = cls;
+      graph_.connectBoth(node, parent, LinkType::kPci, bw);
       for (const auto& c : e.children) {
         if (c.name == "pci")
           addPci(c, node);
@@ -170,11 +185,17 @@ class Builder {
           ignored(c);
       }
     } else {
-      // A device with nothing Chorus uses under it (an NVSwitch, a GPU or NIC without its sub-element, storage).
-      CHORUS_LOG_INFO(kGraph, "topology file ", source_, ", line ", e.line, ": skipping PCI device ",
-                      formatBusId(busId), " of class ", cls);
+      // A device listed by class code only, as in the files cloud providers ship: a GPU or NIC with no <gpu> or
+      // <nic> child, an NVSwitch, storage. It stays in the graph as a PCI device of its class (never dropped), a
+      // leaf under its switch; detection (topo_merge.h) or --assume (assume.h) describes GPUs and NICs.
+      if (graph_.findByBusId(host, busId) >= 0) fail(e, "PCI bus id appears twice");
+      int node = newNode(NodeType::kPci, parent, busId);
+      graph_.mutableNode(node).pciClass = cls;
+      graph_.connectBoth(node, parent, LinkType::kPci, bw);
+      for (const auto& c : e.children) ignored(c);
+      CHORUS_LOG_INFO(kGraph, "topology file ", source_, ", line ", e.line, ": PCI device ", formatBusId(busId), " (",
+                      pciKindName(kind), ", class ", formatPciClass(cls), ") is listed by class code only");
     }
-    if (node >= 0) graph_.connectBoth(node, parent, LinkType::kPci, bw);
   }
 
   int newNode(NodeType type, int parent, int64_t busId) {
@@ -271,21 +292,30 @@ class Builder {
     double bw = count * nvlinkBw(gpu.sm);
     std::string tclass = e.attr("tclass") ? *e.attr("tclass") : std::string();
     int remote = graph_.findByBusId(gpu.host, target);
+    const bool remoteIsNvSwitch = remote >= 0 && pciKind(graph_.node(remote).pciClass) == PciKind::kNvSwitch;
     if (remote >= 0 && graph_.node(remote).type == NodeType::kGpu) {
       if (remote == p.from) fail(e, "NVLink from a GPU to itself");
       graph_.connect(p.from, remote, LinkType::kNvl, bw);
-    } else if (tclass == "0x068000") {
-      // One NVS node for the system: NVSwitch fabrics (even across hosts, as MNNVL) are one crossbar.
-      if (nvs_ < 0) {
+    } else if (tclass == "0x068000" || remoteIsNvSwitch) {
+      // One NVS node per host: the NVSwitches of a host form one crossbar (NCCL's model); hosts' fabrics are
+      // separate, so GPUs of different hosts meet only through their NICs.
+      const int host = gpu.host;  // `gpu` refers into the node vector, which addNode may reallocate
+      auto it = nvs_.find(host);
+      if (it == nvs_.end()) {
         Node n;
         n.type = NodeType::kNvs;
-        n.host = gpu.host;
-        nvs_ = graph_.addNode(std::move(n));
+        n.host = host;
+        int nvs = graph_.addNode(std::move(n));
+        it = nvs_.emplace(host, nvs).first;
       }
-      graph_.connectBoth(p.from, nvs_, LinkType::kNvl, bw);
+      graph_.connectBoth(p.from, it->second, LinkType::kNvl, bw);
     } else if (tclass == "0x068001") {
       int cpu = graph_.localCpu(p.from);
       if (cpu >= 0) graph_.connectBoth(p.from, cpu, LinkType::kNvl, bw);
+    } else if (remote >= 0 && graph_.isClassOnlyDevice(remote)) {
+      // The far GPU is listed by class only (this machine or --assume did not describe it): no NVLink to it.
+      CHORUS_LOG_INFO(kGraph, "topology file ", source_, ", line ", e.line, ": NVLink to ", graph_.label(remote),
+                      ", which is not described; ignored");
     } else {
       fail(e, "NVLink to unknown bus id " + formatBusId(target) + (tclass.empty() ? "" : " (class " + tclass + ")"));
     }
@@ -315,7 +345,7 @@ class Builder {
   std::vector<Pending> nvlinks_;
   std::vector<Pending> pcilinks_;
   std::vector<std::pair<int, double>> c2c_;
-  int nvs_ = -1;
+  std::map<int, int> nvs_;  // host -> its NVS node
 };
 
 }  // namespace

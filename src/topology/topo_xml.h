@@ -11,8 +11,11 @@
 //     </cpu>
 //   </system>
 //
-// NVLinks whose target class is 0x068000 go to NVSwitches, which NCCL models as one NVS node: all GPUs of an
-// NVLink domain reach each other through it. Several host_hash values make a multi-host system. Unknown elements
+// NVLinks whose target class is 0x068000 go to NVSwitches, which NCCL models as one NVS node per host: all GPUs of
+// a host's NVLink domain reach each other through it. Several host_hash values make a multi-host system, whose
+// hosts meet through their NICs. A <pci> device with no <gpu> or <nic> child that is not a bridge (the GPUs and
+// NICs of cloud providers' files, listed by class code only; NVSwitches; storage) stays in the graph as a PCI
+// node with its class code (Graph::isClassOnlyDevice); an NVLink to such a GPU is ignored. Unknown elements
 // and attributes are ignored (logged at INFO). Errors (chorus::Error, invalid argument) name the source, the
 // line and the element: a GPU or NET named twice, an NVLink to an unknown GPU, a negative or absurd bandwidth,
 // width or count, a missing required attribute, or no <cpu> at all.

@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "topology/paths.h"
+#include "topology/pci_class.h"
 #include "topology/search.h"
 #include "topology/system.h"
 #include "topology/topo_xml.h"
@@ -20,8 +21,13 @@ std::string fixture(const std::string& name) {
   return here.substr(0, here.rfind("/unit/")) + "/fixtures/" + name;
 }
 
-const char* const kFixtures[] = {"dgx_a100.xml", "dgx_h100.xml", "pcie_2s_8gpu.xml", "nvlink_pairs_4gpu.xml",
-                                 "cpu_2numa_nogpu.xml"};
+const char* const kFixtures[] = {"dgx_a100.xml",
+                                 "dgx_h100.xml",
+                                 "pcie_2s_8gpu.xml",
+                                 "nvlink_pairs_4gpu.xml",
+                                 "cpu_2numa_nogpu.xml",
+                                 "nvswitch_vm_8gpu_classonly.xml",
+                                 "pcie_2s_8gpu_classonly.xml"};
 
 TEST(TopoXml, FixturesRoundTripToTheSameGraph) {
   for (const char* name : kFixtures) {
@@ -126,7 +132,81 @@ TEST(TopoXml, BadFilesNameTheElement) {
   expectError(kCpu + "<pci busid=\"0000:07:00.0\" class=\"0x030200\"><gpu dev=\"x1\"/></pci></cpu></system>",
               {"<gpu>", "not an integer"});
   expectError(kCpu + "<nic><net dev=\"0\"/><net dev=\"0\"/></nic></cpu></system>", {"<net>", "appears twice"});
+  // A NIC at the bus id of its own switch (a device cannot be both).
+  expectError(kCpu +
+                  "<pci busid=\"0000:18:00.0\" class=\"0x060400\"><pci busid=\"0000:18:00.0\" class=\"0x020700\">"
+                  "<nic><net dev=\"0\"/></nic></pci></pci></cpu></system>",
+              {"line 3", "<pci>", "PCI bus id appears twice"});
+  expectError(kCpu +
+                  "<pci busid=\"0000:18:00.0\" class=\"0x030200\"/><pci busid=\"0000:18:00.0\" class=\"0x030200\"/>" +
+                  "</cpu></system>",
+              {"<pci>", "PCI bus id appears twice"});
   expectError(kCpu + gpuPci("0000:07:00.0", 0, "<c2c bw=\"-5\" count=\"10\"/>") + "</cpu></system>", {"<c2c>"});
+}
+
+TEST(TopoXml, PciClassCodes) {
+  struct Case {
+    const char* text;
+    int cls;
+    PciKind kind;
+  };
+  const Case cases[] = {{"0x030200", 0x030200, PciKind::kGpu},      {"0x030000", 0x030000, PciKind::kGpu},
+                        {"0X0302", 0x030200, PciKind::kGpu},        {"0x03", 0x030000, PciKind::kGpu},
+                        {"0x020700", 0x020700, PciKind::kIbHca},    {"020000", 0x020000, PciKind::kEthernet},
+                        {"0x028000", 0x028000, PciKind::kNic},      {"0x060400", 0x060400, PciKind::kBridge},
+                        {"0x068000", 0x068000, PciKind::kNvSwitch}, {"0x010802", 0x010802, PciKind::kOther}};
+  for (const Case& c : cases) {
+    int cls = -1;
+    ASSERT_TRUE(parsePciClass(c.text, &cls)) << c.text;
+    EXPECT_EQ(cls, c.cls) << c.text;
+    EXPECT_EQ(pciKind(cls), c.kind) << c.text;
+  }
+  int cls = 0;
+  for (const char* bad : {"", "0x", "0x0302000", "0xgpu", "3d controller"})
+    EXPECT_FALSE(parsePciClass(bad, &cls)) << bad;
+  EXPECT_EQ(pciKind(-1), PciKind::kUnknown);
+  EXPECT_STREQ(pciKindName(PciKind::kIbHca), "IB HCA");
+  EXPECT_EQ(formatPciClass(0x30200), "0x030200");
+}
+
+TEST(TopoXml, ClassCodeDevicesStayInTheGraph) {
+  // A device with a class code and no <gpu>/<nic> child is a leaf PCI node with its class; a bridge class or a
+  // child <pci> makes a switch; an NVLink to a class-code GPU is ignored; an NVSwitch device is the NVS target.
+  std::string text = kCpu +
+                     "<pci busid=\"0000:10:00.0\" class=\"0x060400\">"
+                     "<pci busid=\"0000:11:00.0\" class=\"0x030200\"/>"
+                     "<pci busid=\"0000:12:00.0\" class=\"0x020700\"/>"
+                     "<pci busid=\"0000:13:00.0\" class=\"0x068000\"/>"
+                     "<pci busid=\"0000:14:00.0\" class=\"0x010802\"/></pci>" +
+                     gpuPci("0000:07:00.0", 0,
+                            "<nvlink target=\"0000:11:00.0\" count=\"2\" tclass=\"0x030200\"/>"
+                            "<nvlink target=\"0000:13:00.0\" count=\"12\"/>") +
+                     "</cpu></system>";
+  Graph g = graphFromXml(parseXml(text, "t"), "t");
+  int sw = g.findByBusId(0, 0x10000);
+  ASSERT_GE(sw, 0);
+  EXPECT_FALSE(g.isClassOnlyDevice(sw));
+  const std::pair<int64_t, PciKind> devices[] = {
+      {0x11000, PciKind::kGpu}, {0x12000, PciKind::kIbHca}, {0x13000, PciKind::kNvSwitch}, {0x14000, PciKind::kOther}};
+  for (const auto& [bus, kind] : devices) {
+    int n = g.findByBusId(0, bus);
+    ASSERT_GE(n, 0) << bus;
+    EXPECT_TRUE(g.isClassOnlyDevice(n));
+    EXPECT_EQ(pciKind(g.node(n).pciClass), kind);
+    EXPECT_EQ(g.parentSwitch(n), sw);
+    EXPECT_EQ(g.localCpu(n), g.ofType(NodeType::kCpu)[0]);
+    EXPECT_NE(g.label(n).find(pciKindName(kind)), std::string::npos) << g.label(n);
+  }
+  int gpu = g.ofType(NodeType::kGpu).at(0);
+  EXPECT_EQ(g.parentSwitch(gpu), -1);  // straight under the CPU
+  double nvl = 0;
+  for (const Link& l : g.node(gpu).links) {
+    if (l.type == LinkType::kNvl) {
+      EXPECT_EQ(g.node(l.to).type, NodeType::kNvs);
+      nvl += l.bw;
+    }
+  }
+  EXPECT_DOUBLE_EQ(nvl, 12 * 20.0);
 }
 
 TEST(TopoXml, UnknownElementsAndAttributesAreIgnored) {
@@ -152,13 +232,19 @@ TEST(TopoXml, MultiHostFilesStitchRingsThroughNics) {
     }
   }
   Graph g = graphFromXml(both, "two hosts");
-  // NCCL models NVSwitch fabrics as one NVS node, so both hosts' GPUs form one NVLink domain (as MNNVL).
+  // Each host's NVSwitches are its own NVS node: the hosts meet only through their NICs.
   EXPECT_EQ(g.hostHashes().size(), 2u);
   EXPECT_EQ(g.ofType(NodeType::kGpu).size(), 16u);
+  EXPECT_EQ(g.ofType(NodeType::kNvs).size(), 2u);
   Paths paths(g);
   SearchResult r = searchChannels(g, paths);
+  EXPECT_TRUE(r.stitched);
+  EXPECT_EQ(r.typeIntra, PathType::kNvl);
   ASSERT_FALSE(r.rings.empty());
-  for (const auto& ring : r.rings) EXPECT_EQ(ring.order.size(), 16u);
+  for (const auto& ring : r.rings) {
+    EXPECT_EQ(ring.order.size(), 16u);
+    EXPECT_EQ(ring.nets.size(), 2u);
+  }
 }
 
 TEST(TopoXml, PcieMultiHostIsStitched) {
@@ -201,11 +287,11 @@ TEST(TopoXml, PcieMultiHostIsStitched) {
   EXPECT_NE(writeXml(graphs).find("<net dev=\"0\"/>"), std::string::npos);
 }
 
-TEST(TopoXml, TopoFileWithForeignBusIdsFallsBackToDetection) {
-  System s = loadSystemFile(fixture("dgx_a100.xml"), true);
-  EXPECT_EQ(s.source, "detected");
-  System raw = loadSystemFile(fixture("dgx_a100.xml"), false);
+TEST(TopoXml, TopoFileLoadsAsItIsWithoutDetection) {
+  System raw = loadSystemFile(fixture("dgx_a100.xml"));
+  EXPECT_EQ(raw.source, fixture("dgx_a100.xml"));
   EXPECT_EQ(raw.graph.ofType(NodeType::kGpu).size(), 8u);
+  EXPECT_TRUE(raw.notes.empty());
 }
 
 TEST(TopoXml, DetectionDescribesThisMachine) {

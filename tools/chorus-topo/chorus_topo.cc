@@ -1,10 +1,15 @@
-// chorus-topo: prints the detected (or loaded) topology, the path types between GPUs, and the rings and trees the
-// search finds.
+// chorus-topo: prints the detected (or loaded) topology, its devices, the path types between GPUs, the GPU-NIC
+// pairs, and the rings and trees the search finds.
 //
-//   chorus-topo [--topo-file F] [--json] [--dot] [--png OUT.png]
+//   chorus-topo [--topo-file F [--merge]] [--assume gpu=MODEL[,nvswitch]] [--assume nic=MODEL] [--multi-node]
+//               [--json] [--dot] [--png OUT.png]
 //
 // --topo-file (or CHORUS_TOPO_FILE) inspects an NCCL-format topology XML file as it is, even one from another
-// machine. CHORUS_TOPO_DUMP_FILE and CHORUS_GRAPH_DUMP_FILE write the topology and the searched channels.
+// machine; --merge merges it with this machine's detection as the library does. --assume fills the GPUs and NICs
+// a file lists by class code only from a table of models (topology/assume.h), to preview a machine you do not
+// have. --multi-node searches as each host of a multi-node job does (through the NICs); without it, a host with
+// NICs also shows those channels. CHORUS_TOPO_DUMP_FILE and CHORUS_GRAPH_DUMP_FILE write the topology and the
+// searched channels.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +22,8 @@
 #include "base/error.h"
 #include "base/params.h"
 #include "report.h"
+#include "topology/assume.h"
+#include "topology/topo_xml.h"
 #include "topology/xml_tree.h"
 
 namespace {
@@ -41,27 +48,61 @@ bool renderPng(const std::string& dot, const std::string& out) {
   return ok;
 }
 
+std::string modelList() {
+  std::string s = "GPU models:";
+  for (const auto& m : chorus::topology::gpuModels()) s += std::string(" ") + m.name;
+  s += "; NIC models:";
+  for (const auto& m : chorus::topology::nicModels()) s += std::string(" ") + m.name;
+  return s;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"chorus-topo: the topology Chorus sees, its GPU paths, rings and trees"};
+  CLI::App app{"chorus-topo: the topology Chorus sees, its devices, GPU paths, GPU-NIC pairs, rings and trees"};
   std::string topoFile, png;
-  bool json = false, dot = false;
+  std::vector<std::string> assume;
+  bool json = false, dot = false, merge = false, multiNode = false;
   app.add_option("--topo-file", topoFile, "NCCL-format topology XML to load instead of detecting this machine");
+  app.add_flag("--merge", merge, "merge the topology file with this machine's detection, as the library does");
+  app.add_option(
+         "--assume", assume,
+         "gpu=MODEL[,nvswitch] or nic=MODEL: fill the devices the file lists by class code only (" + modelList() + ")")
+      ->take_all();
+  app.add_flag("--multi-node", multiNode, "search as each host of a multi-node job does: through the NICs");
   app.add_flag("--json", json, "print one JSON document");
   app.add_flag("--dot", dot, "print the topology as Graphviz DOT");
   app.add_option("--png", png, "render the topology to this PNG file with Graphviz");
   CLI11_PARSE(app, argc, argv);
   using namespace chorus;
   try {
+    topology::Assumptions assumptions;
+    for (const auto& value : assume) topology::parseAssumption(value, &assumptions);
     if (topoFile.empty()) topoFile = param::TopoFile();
-    topology::System system = topoFile.empty() ? topology::detectSystem() : topology::loadSystemFile(topoFile, false);
+    CHORUS_CHECK_ARG(!merge || !topoFile.empty(), "--merge needs a topology file (--topo-file or CHORUS_TOPO_FILE)");
+    topology::System system = topoFile.empty() ? topology::detectSystem()
+                              : merge          ? topology::mergeSystemFile(topoFile)
+                                               : topology::loadSystemFile(topoFile);
+    if (!assumptions.empty()) {
+      for (const auto& line : topology::applyAssumptions(system.xml, assumptions)) system.notes.push_back(line);
+      system.graph = topology::graphFromXml(system.xml, system.source);
+      system.source += " + assumed";
+    }
     std::string dump = param::TopoDumpFile();
     if (!dump.empty()) topology::writeXmlFile(system.xml, dump);
     topology::Paths paths(system.graph);
-    topology::SearchResult result = topology::searchChannels(system.graph, paths);
+    topology::SearchOptions options;
+    options.viaNets = multiNode;
+    topology::SearchResult result = topology::searchChannels(system.graph, paths, options);
     topology::dumpGraphIfRequested(system.graph, result);
-    tools::Report report{system, paths, result};
+    // One host with GPUs and NICs: also the channels of a multi-node job, whose NICs the user wants to see.
+    topology::SearchResult netResult;
+    bool showNet = !result.stitched && !result.gpus.empty() && !system.graph.ofType(topology::NodeType::kNet).empty();
+    if (showNet) {
+      options.viaNets = true;
+      netResult = topology::searchChannels(system.graph, paths, options);
+    }
+    tools::Report report{system, paths, result, showNet ? &netResult : nullptr};
     if (json) tools::printJson(report, std::cout);
     if (dot) tools::printDot(report, std::cout);
     if (!png.empty()) {

@@ -11,6 +11,7 @@ void printJson(const Report& r, std::ostream& os) {
   const auto& res = r.result;
   nlohmann::json j;
   j["source"] = r.system.source;
+  j["notes"] = r.system.notes;
   j["hosts"] = nlohmann::json::array();
   for (uint64_t h : g.hostHashes()) j["hosts"].push_back(h);
   j["cpus"] = nlohmann::json::array();
@@ -39,6 +40,27 @@ void printJson(const Report& r, std::ostream& os) {
                          {"bandwidth", n.links.empty() ? 0.0 : n.links[0].bw},
                          {"busid", nic >= 0 ? topology::formatBusId(g.node(nic).busId) : "-"}});
   }
+  j["devices"] = nlohmann::json::array();
+  for (const auto& d : deviceRows(g)) {
+    j["devices"].push_back({{"kind", d.kind},
+                            {"busid", d.busId},
+                            {"class", d.pciClass},
+                            {"parent", d.parent},
+                            {"host", d.host},
+                            {"numa", d.numa},
+                            {"class_only", g.isClassOnlyDevice(d.node)},
+                            {"what", d.what}});
+  }
+  j["gpu_nics"] = nlohmann::json::array();
+  for (size_t i = 0; i < res.gpuNics.size(); ++i) {
+    const auto& pair = res.gpuNics[i];
+    if (pair.net < 0) continue;
+    j["gpu_nics"].push_back({{"gpu", gpuLabel(r, static_cast<int>(i))},
+                             {"net", g.node(pair.net).index},
+                             {"name", g.node(pair.net).name},
+                             {"path", topology::pathTypeName(pair.type)},
+                             {"bandwidth", pair.bw}});
+  }
   // Path types between GPUs, indexed by rank.
   nlohmann::json matrix = nlohmann::json::array();
   for (int a : res.gpus) {
@@ -49,14 +71,19 @@ void printJson(const Report& r, std::ostream& os) {
   j["gpu_paths"] = matrix;
   j["type_intra"] = topology::pathTypeName(res.typeIntra);
   j["order_is"] = g.hostHashes().size() > 1 ? "rank" : "dev";
-  j["rings"] = nlohmann::json::array();
-  for (const auto& ring : res.rings) {
-    nlohmann::json order = nlohmann::json::array();
-    for (int pos : ring.order) order.push_back(gpuLabel(r, pos));
-    nlohmann::json nets = nlohmann::json::array();
-    for (const auto& [in, out] : ring.nets) nets.push_back({g.node(in).index, g.node(out).index});
-    j["rings"].push_back({{"order", order}, {"bandwidth", ring.bw}, {"bottleneck", ring.bottleneck}, {"nets", nets}});
-  }
+  auto rings = [&](const topology::SearchResult& sr) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& ring : sr.rings) {
+      nlohmann::json order = nlohmann::json::array();
+      for (int pos : ring.order) order.push_back(gpuLabel(r, pos));
+      nlohmann::json nets = nlohmann::json::array();
+      for (const auto& [in, out] : ring.nets) nets.push_back({g.node(in).index, g.node(out).index});
+      rows.push_back({{"order", order}, {"bandwidth", ring.bw}, {"bottleneck", ring.bottleneck}, {"nets", nets}});
+    }
+    return rows;
+  };
+  j["rings"] = rings(res);
+  if (r.multiNode != nullptr) j["multi_node_rings"] = rings(*r.multiNode);
   j["trees"] = nlohmann::json::array();
   for (int t = 0; t < 2 && !res.gpus.empty(); ++t) {
     nlohmann::json children = nlohmann::json::array();

@@ -1,10 +1,12 @@
 #include <cstdio>
 #include <iomanip>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include "report.h"
 #include "topology/host_order.h"
+#include "topology/pci_class.h"
 
 namespace chorus::tools {
 
@@ -55,14 +57,46 @@ void printNode(const Graph& g, int node, int parentNode, LinkType via, double bw
   }
 }
 
+void printRings(const Report& r, const topology::SearchResult& res, const std::string& title, std::ostream& os) {
+  os << "\n"
+     << title << " (" << res.rings.size() << " channel(s), path type " << topology::pathTypeName(res.typeIntra)
+     << (res.stitched ? ", in and out through NICs" : "") << ")\n";
+  for (size_t c = 0; c < res.rings.size(); ++c) {
+    const auto& ring = res.rings[c];
+    os << "  " << (res.stitched ? "channel " : "ring ") << c << ": " << channelText(r, res, ring) << "  bandwidth "
+       << gbs(ring.bw) << " (route alone " << gbs(ring.bottleneck) << ")\n";
+  }
+}
+
 }  // namespace
 
 void printText(const Report& r, std::ostream& os) {
   const Graph& g = r.system.graph;
   const auto& res = r.result;
+  const auto devices = deviceRows(g);
+  std::map<std::string, int> classOnly;
+  for (const auto& d : devices)
+    if (g.isClassOnlyDevice(d.node)) ++classOnly[d.kind];
   os << "Topology (" << r.system.source << "): " << g.hostHashes().size() << " host(s), "
      << g.ofType(NodeType::kCpu).size() << " NUMA node(s), " << res.gpus.size() << " GPU(s), "
-     << g.ofType(NodeType::kNet).size() << " NIC port(s)\n\n";
+     << g.ofType(NodeType::kNet).size() << " NIC port(s)";
+  if (!classOnly.empty()) {
+    os << "; listed by class code only:";
+    const char* sep = " ";
+    for (auto kind : {topology::PciKind::kGpu, topology::PciKind::kIbHca, topology::PciKind::kEthernet,
+                      topology::PciKind::kNic, topology::PciKind::kNvSwitch, topology::PciKind::kOther}) {
+      auto it = classOnly.find(topology::pciKindName(kind));
+      if (it == classOnly.end()) continue;
+      os << sep << it->second << " " << it->first;
+      sep = ", ";
+    }
+  }
+  os << "\n";
+  if (!r.system.notes.empty()) {
+    os << "\n";
+    for (const auto& note : r.system.notes) os << "  " << note << "\n";
+  }
+  os << "\n";
   std::set<int> seen;
   for (int cpu : g.ofType(NodeType::kCpu)) printNode(g, cpu, -1, LinkType::kLoc, 0, 0, seen, os);
   for (int cpu : g.ofType(NodeType::kCpu))
@@ -70,6 +104,17 @@ void printText(const Report& r, std::ostream& os) {
       if (l.type == LinkType::kSys) os << g.label(cpu) << " -> " << g.label(l.to) << "  [SYS " << gbs(l.bw) << "]\n";
   for (int i = 0; i < g.size(); ++i)
     if (!seen.count(i)) printNode(g, i, -1, LinkType::kLoc, 0, 0, seen, os);
+
+  if (!devices.empty()) {
+    os << "\nDevices\n";
+    for (const auto& d : devices) {
+      os << "  " << std::left << std::setw(13) << d.kind << std::setw(14) << d.busId << std::setw(10) << d.pciClass
+         << std::setw(22) << d.parent << "NUMA " << std::setw(3) << (d.numa >= 0 ? std::to_string(d.numa) : "-")
+         << std::right;
+      if (g.hostHashes().size() > 1) os << " host " << d.host;
+      os << " " << d.what << "\n";
+    }
+  }
 
   if (!res.gpus.empty()) {
     // Path types between GPUs and from GPUs to NICs, as nvidia-smi topo -m prints them.
@@ -85,14 +130,20 @@ void printText(const Report& r, std::ostream& os) {
       int cpu = g.localCpu(res.gpus[a]);
       os << "  " << (cpu >= 0 ? std::to_string(g.node(cpu).index) : "-") << "\n";
     }
-    os << "\nRings (" << res.rings.size() << " channel(s), path type " << topology::pathTypeName(res.typeIntra)
-       << (res.stitched ? ", stitched through NICs" : "") << ")\n";
-    for (size_t c = 0; c < res.rings.size(); ++c) {
-      const auto& ring = res.rings[c];
-      os << "  ring " << c << ":";
-      for (int pos : ring.order) os << " " << gpuLabel(r, pos);
-      os << "  bandwidth " << gbs(ring.bw) << " (route alone " << gbs(ring.bottleneck) << ")\n";
+    if (!nets.empty()) {
+      os << "\nGPU-NIC pairs (the closest NIC port of each GPU)\n";
+      for (size_t a = 0; a < res.gpuNics.size(); ++a) {
+        const auto& pair = res.gpuNics[a];
+        os << "  GPU" << gpuLabel(r, a) << " -> ";
+        if (pair.net < 0)
+          os << "none\n";
+        else
+          os << g.label(pair.net) << "  " << topology::pathTypeName(pair.type) << " " << gbs(pair.bw) << "\n";
+      }
     }
+    printRings(r, res, "Rings", os);
+    if (r.multiNode != nullptr)
+      printRings(r, *r.multiNode, "Multi-node channels, on each host of a multi-node job", os);
     os << "\nTrees (bandwidth " << gbs(res.treeBw) << ")\n";
     for (int t = 0; t < 2; ++t) {
       os << "  tree " << t << ": root " << gpuLabel(r, res.trees.root[t]) << ", parent of each:";
@@ -105,6 +156,10 @@ void printText(const Report& r, std::ostream& os) {
     os << "\nTuning inputs\n";
     for (const auto& line : res.tuning.describe()) os << "  " << line << "\n";
   } else {
+    if (classOnly.count("GPU"))
+      os << "\n"
+         << classOnly["GPU"]
+         << " GPU(s) listed by class code only: --assume gpu=MODEL[,nvswitch] previews the rings and trees.\n";
     // A host communicator with two ranks per NUMA node: what the collectives would use here.
     std::vector<topology::RankPlace> places;
     for (int cpu : g.ofType(NodeType::kCpu)) {

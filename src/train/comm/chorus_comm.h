@@ -1,0 +1,63 @@
+// The Chorus backend: a communicator and a host stream per Comm, every operation enqueued on the stream so it
+// runs on the library's executor while the trainer computes. Host streams have no per-operation events, so a
+// Work's wait() synchronizes the stream: it returns once its operation and every one issued before it on this
+// Comm are done (it may also wait for later ones); a Comm whose waits must not cover another's operations
+// uses its own duplicate().
+#ifndef CHORUS_TRAIN_COMM_CHORUS_COMM_H_
+#define CHORUS_TRAIN_COMM_CHORUS_COMM_H_
+
+#include <chorus/chorus.h>
+
+#include <memory>
+#include <vector>
+
+#include "comm/comm.h"
+
+namespace chorus::train {
+
+class ChorusComm : public Comm {
+ public:
+  // Takes ownership of `comm`.
+  explicit ChorusComm(chorusComm_t comm);
+  ~ChorusComm() override;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  const char* backendName() const override { return "chorus"; }
+
+  Work allReduce(const void* send, void* recv, size_t count, DType t, RedOp op) override;
+  Work reduceScatter(const void* send, void* recv, size_t recvCount, DType t, RedOp op) override;
+  Work allGather(const void* send, void* recv, size_t sendCount, DType t) override;
+  Work broadcast(void* buf, size_t count, DType t, int root) override;
+  Work reduce(const void* send, void* recv, size_t count, DType t, RedOp op, int root) override;
+  Work sendRecv(const std::vector<P2pOp>& ops) override;
+  void barrier() override;
+  std::unique_ptr<Comm> duplicate() override;
+  std::unique_ptr<Comm> split(int color, int key) override;
+
+  chorusComm_t handle() const { return comm_; }
+
+  // Makes `n` ranks as threads of this process (chorusCommInitAll).
+  static std::vector<std::unique_ptr<Comm>> initThreads(int n);
+  // One rank per process from the launcher's variables (chorusrun, torchrun-style, Slurm, Open MPI), or a
+  // single rank when no launcher variable is set.
+  static std::unique_ptr<Comm> initFromEnv();
+
+  class Pending;  // the Work of one enqueued operation
+
+ private:
+  void check(chorusResult_t r, const char* call);
+  Work issued();
+  void synchronize();
+
+  chorusComm_t comm_;
+  chorusStream_t stream_ = nullptr;
+  int rank_ = 0, size_ = 1;
+  uint64_t issued_ = 0;     // operations enqueued
+  uint64_t completed_ = 0;  // operations known to have completed
+  bool failed_ = false;
+};
+
+}  // namespace chorus::train
+
+#endif  // CHORUS_TRAIN_COMM_CHORUS_COMM_H_

@@ -1,0 +1,372 @@
+#!/usr/bin/python3
+"""Proofs that chorus-train's layouts compute what one process computes, run as real processes.
+
+Each test trains a tiny GPT on the synthetic corpus under chorusrun (one rank per process), mpirun or as
+threads, and compares the parameters of the checkpoints (`chorus-train ckpt-diff`, |a-b|/|a| over the whole
+parameter vector) and the per-step losses of the CSV logs. Registered in CTest one test per method (label
+`train`); run one by hand with `train_proofs.py --bin build/bin test_name`.
+"""
+import argparse
+import csv
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BIN = "build/bin"
+HAVE_MPI = True
+TINY = ["--layers", "2", "--heads", "4", "--d-model", "64", "--seq-len", "32", "--batch", "4",
+        "--corpus", "synthetic", "--eval-every", "0", "--peak-ms", "20", "-q"]
+
+
+def run(cmd, expect=0, timeout=300):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if expect is not None and p.returncode != expect:
+        raise AssertionError(f"{' '.join(cmd)}\nexited {p.returncode}, expected {expect}\n"
+                             f"stdout:\n{p.stdout[-3000:]}\nstderr:\n{p.stderr[-3000:]}")
+    return p
+
+
+def train(args, np=1, launcher="chorus", expect=0):
+    """Runs chorus-train on np ranks: 'chorus' (chorusrun), 'tcp' (chorusrun, two simulated hosts),
+    'threads' (-t np) or 'mpi' (mpirun with the MPI backend)."""
+    exe = os.path.join(BIN, "chorus-train")
+    if np == 1:
+        cmd = [exe] + TINY + args
+    elif launcher == "threads":
+        cmd = [exe, "-t", str(np)] + TINY + args
+    elif launcher == "mpi":
+        cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", str(np), exe,
+               "--backend", "mpi"] + TINY + args
+    else:
+        hosts = ["--hosts", "2"] if launcher == "tcp" else []
+        cmd = [os.path.join(BIN, "chorusrun"), "-np", str(np)] + hosts + [exe] + TINY + args
+    return run(cmd, expect=expect)
+
+
+def diff(a, b):
+    """|a-b|/|a| over the parameters of two checkpoints."""
+    out = run([os.path.join(BIN, "chorus-train"), "ckpt-diff", a, b, "--rtol", "1e9"]).stdout
+    return float(re.search(r"\|a-b\| / \|a\| = (\S+)", out).group(1))
+
+
+def losses(path):
+    with open(path) as f:
+        return {int(r["step"]): float(r["loss"]) for r in csv.DictReader(f)}
+
+
+class Proofs(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="chorus-train-proof-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def assertSameLosses(self, a, b, rtol=0.0, steps=None):
+        la, lb = losses(a), losses(b)
+        keys = steps if steps is not None else sorted(la)
+        self.assertTrue(keys)
+        for s in keys:
+            self.assertIn(s, lb)
+            if rtol == 0:
+                self.assertEqual(la[s], lb[s], f"step {s}")
+            else:
+                self.assertLessEqual(abs(la[s] - lb[s]), rtol * abs(la[s]), f"step {s}: {la[s]} vs {lb[s]}")
+
+    # ---- data parallelism equals one process accumulating the same global batch -------------------------
+
+    def test_dp2_equals_one_process_bitwise(self):
+        train(["--steps", "5", "--grad-accum", "2", "--save", self.path("one"), "--csv", self.path("one.csv")])
+        train(["--steps", "5", "--save", self.path("dp"), "--csv", self.path("dp.csv")], np=2)
+        self.assertEqual(diff(self.path("one"), self.path("dp")), 0.0)
+        self.assertSameLosses(self.path("one.csv"), self.path("dp.csv"))
+
+    def test_dp4_equals_one_process(self):
+        train(["--steps", "5", "--grad-accum", "4", "--save", self.path("one"), "--csv", self.path("one.csv")])
+        train(["--steps", "5", "--save", self.path("dp"), "--csv", self.path("dp.csv")], np=4)
+        self.assertLessEqual(diff(self.path("one"), self.path("dp")), 1e-6)
+        self.assertSameLosses(self.path("one.csv"), self.path("dp.csv"), rtol=1e-6)
+
+    def test_threads_and_tcp_equal_processes_bitwise(self):
+        train(["--steps", "3", "--zero", "1", "--save", self.path("proc")], np=2)
+        train(["--steps", "3", "--zero", "1", "--save", self.path("threads")], np=2, launcher="threads")
+        train(["--steps", "3", "--zero", "1", "--save", self.path("tcp")], np=2, launcher="tcp")
+        self.assertEqual(diff(self.path("proc"), self.path("threads")), 0.0)
+        self.assertEqual(diff(self.path("proc"), self.path("tcp")), 0.0)
+
+    # ---- ZeRO equals DDP after every step -----------------------------------------------------------------
+
+    def zero_against_ddp(self, np, tol):
+        args = ["--steps", "5", "--save-every", "1"]
+        train(args + ["--zero", "0", "--save", self.path("z0")], np=np)
+        for z in (1, 2, 3):
+            train(args + ["--zero", str(z), "--save", self.path(f"z{z}")], np=np)
+            for step in range(1, 6):
+                d = diff(self.path(f"z0/step-{step:08d}"), self.path(f"z{z}/step-{step:08d}"))
+                self.assertLessEqual(d, tol, f"ZeRO-{z} at step {step}")
+
+    def test_zero_equals_ddp_every_step_2_ranks_bitwise(self):
+        self.zero_against_ddp(2, 0.0)
+
+    def test_zero_equals_ddp_every_step_4_ranks(self):
+        self.zero_against_ddp(4, 1e-6)
+
+    def test_memory_matches_zero_formulas(self):
+        for z in (0, 1, 2, 3):
+            out = train(["--steps", "1", "--zero", str(z), "--quiet=false"], np=4, launcher="threads").stdout
+            self.assertIn(f"ZeRO-{z}:", out)
+            rows = [l for l in out.splitlines() if re.match(r"^\s+\d+\s+[\d.]+\s", l)]
+            self.assertEqual(len(rows), 4, out)
+            for r in rows:
+                cols = r.split()
+                self.assertEqual(cols[5], cols[6], f"ZeRO-{z}: p+g+o {cols[5]} MiB vs formula {cols[6]} MiB")
+            self.assertNotIn("differs from the formula", out)
+
+    # ---- gradient accumulation, bf16 gradients ------------------------------------------------------------
+
+    def test_grad_accum_equals_one_big_batch(self):
+        # The accumulated gradient equals the big batch's (they differ only in the order a GEMM sums the
+        # rows), and so do the losses of every step. The parameters after AdamW differ more (2.4e-6 after 4
+        # steps here): Adam scales each update to about the learning rate, so elements whose gradient is
+        # near its epsilon (1e-8), such as the embedding rows of bytes absent from the batch, move by
+        # rounding-sized differences; later gradients are then taken at slightly different points.
+        train(["--steps", "1", "--grad-accum", "4", "--dump-grads", self.path("ga")])
+        train(["--steps", "1", "--batch", "16", "--dump-grads", self.path("gb")])
+        self.assertLessEqual(diff(self.path("ga"), self.path("gb")), 1e-6)
+        train(["--steps", "4", "--grad-accum", "4", "--csv", self.path("a.csv"), "--save", self.path("accum")])
+        train(["--steps", "4", "--batch", "16", "--csv", self.path("b.csv"), "--save", self.path("big")])
+        self.assertSameLosses(self.path("a.csv"), self.path("b.csv"), rtol=1e-6)
+        self.assertLessEqual(diff(self.path("accum"), self.path("big")), 1e-5)
+
+    def test_accumulation_communicates_on_the_last_micro_step_only(self):
+        out = train(["--steps", "2", "--grad-accum", "3", "--bucket-mb", "0.1"], np=2, launcher="threads").stdout
+        one = train(["--steps", "2", "--bucket-mb", "0.1"], np=2, launcher="threads").stdout
+        calls = [re.search(r"data-parallel\s+all-reduce\s+([\d.]+)", o) for o in (out, one)]
+        self.assertTrue(all(calls), out)
+        self.assertEqual(calls[0].group(1), calls[1].group(1))
+
+    def test_bf16_gradients_track_fp32(self):
+        train(["--steps", "20", "--csv", self.path("f.csv")], np=2)
+        for z in (0, 2):
+            train(["--steps", "20", "--zero", str(z), "--grad-comm-dtype", "bf16", "--csv", self.path(f"h{z}.csv")],
+                  np=2)
+            lf, lh = losses(self.path("f.csv")), losses(self.path(f"h{z}.csv"))
+            self.assertLess(lh[20], lh[1] - 0.5)  # it learns
+            for s in lf:
+                self.assertLess(abs(lf[s] - lh[s]), 0.05 * lf[s], f"ZeRO-{z} step {s}")
+
+    # ---- checkpoints --------------------------------------------------------------------------------------
+
+    def test_resume_is_bitwise(self):
+        for z in (0, 3):
+            ck, full = self.path(f"ck{z}"), self.path(f"full{z}")
+            train(["--steps", "6", "--zero", str(z), "--save", full, "--csv", self.path(f"full{z}.csv")], np=2)
+            train(["--steps", "3", "--zero", str(z), "--save", ck], np=2)
+            train(["--steps", "6", "--zero", str(z), "--resume", ck, "--save", ck, "--csv", self.path(f"res{z}.csv")],
+                  np=2)
+            self.assertEqual(diff(full, ck), 0.0)
+            self.assertSameLosses(self.path(f"full{z}.csv"), self.path(f"res{z}.csv"), steps=[4, 5, 6])
+
+    def test_recut_resume_4_to_2(self):
+        # Saved on 4 ranks, resumed on 2 with twice the accumulation (the same global batch), against a 2-rank
+        # run that trained from the start.
+        train(["--steps", "3", "--zero", "2", "--save", self.path("ck")], np=4)
+        train(["--steps", "6", "--zero", "1", "--grad-accum", "2", "--resume", self.path("ck"), "--save",
+               self.path("ck"), "--csv", self.path("res.csv")], np=2)
+        train(["--steps", "6", "--zero", "1", "--grad-accum", "2", "--save", self.path("two"), "--csv",
+               self.path("two.csv")], np=2)
+        self.assertSameLosses(self.path("two.csv"), self.path("res.csv"), rtol=1e-6, steps=[4, 5, 6])
+        self.assertLessEqual(diff(self.path("two"), self.path("ck")), 1e-6)
+
+    def test_bad_checkpoints_are_refused_before_training(self):
+        ck = self.path("ck")
+        train(["--steps", "2", "--zero", "1", "--save", ck], np=2)
+        step = os.path.join(ck, "step-00000002")
+        shard = os.path.join(step, "rank-00001.bin")
+        good = open(shard, "rb").read()
+        cases = {
+            "truncated": good[:-100],
+            "corrupted": good[:len(good) // 2] + bytes([good[len(good) // 2] ^ 1]) + good[len(good) // 2 + 1:],
+        }
+        for what, data in cases.items():
+            with open(shard, "wb") as f:
+                f.write(data)
+            p = train(["--steps", "4", "--resume", ck, "--csv", self.path("log.csv")], np=2, expect=2)
+            self.assertIn("rank-00001.bin", p.stderr, what)
+            self.assertIn("truncated" if what == "truncated" else "checksum mismatch", p.stderr, what)
+            self.assertFalse(os.path.exists(self.path("log.csv")), "the run wrote its log before refusing")
+        with open(shard, "wb") as f:
+            f.write(good)
+        p = train(["--steps", "4", "--layers", "3", "--resume", ck], np=2, expect=2)
+        self.assertIn("another model", p.stderr)
+        self.assertIn("layers=2", p.stderr)
+        os.remove(shard)
+        p = train(["--steps", "4", "--resume", ck], np=2, expect=2)
+        self.assertIn("rank-00001.bin", p.stderr)
+
+    # ---- the MPI backend ----------------------------------------------------------------------------------
+
+    def test_mpi_backend_equals_chorus(self):
+        if not HAVE_MPI:
+            self.skipTest("this build has no MPI (CHORUS_ENABLE_MPI resolved OFF)")
+        for z in (0, 3):
+            train(["--steps", "4", "--zero", str(z), "--csv", self.path(f"c{z}.csv"), "--save", self.path(f"c{z}")],
+                  np=2)
+            train(["--steps", "4", "--zero", str(z), "--csv", self.path(f"m{z}.csv"), "--save", self.path(f"m{z}")],
+                  np=2, launcher="mpi")
+            self.assertSameLosses(self.path(f"c{z}.csv"), self.path(f"m{z}.csv"), rtol=1e-6)
+            self.assertLessEqual(diff(self.path(f"c{z}"), self.path(f"m{z}")), 1e-6)
+
+    # ---- tensor and pipeline parallelism (part 2) --------------------------------------------------------
+
+    def against_one_process(self, layout, np, steps=3, micros=4, tol=1e-5, extra=(), launcher="chorus", tag="x"):
+        """Trains `layout` and one process on the same global batch; returns nothing, asserts the loss of every
+        step, the last step's gradient and the weights agree within tol."""
+        one = self.path("one")
+        common = ["--layers", "4", "--steps", str(steps), "--grad-accum", str(micros)] + list(extra)
+        if not os.path.exists(one):
+            train(common + ["--dp", "1", "--dump-grads", self.path("one-g"), "--save", one, "--csv", self.path("one.csv")])
+        dp = np
+        for flag, value in zip(layout[::2], layout[1::2]):
+            if flag in ("--tp", "--pp"):
+                dp //= int(value)
+        # The same global batch: dp ranks of micros / dp micro-batches each.
+        args = [a for a in common if a not in (str(micros),)]
+        args = ["--layers", "4", "--steps", str(steps), "--grad-accum", str(micros // dp)] + list(extra) + layout
+        train(args + ["--dump-grads", self.path(f"{tag}-g"), "--save", self.path(tag), "--csv",
+                      self.path(f"{tag}.csv")], np=np, launcher=launcher)
+        self.assertSameLosses(self.path("one.csv"), self.path(f"{tag}.csv"), rtol=tol)
+        self.assertLessEqual(diff(self.path("one-g"), self.path(f"{tag}-g")), tol, f"{layout}: gradient")
+        self.assertLessEqual(diff(one, self.path(tag)), tol, f"{layout}: weights")
+
+    def test_tp_equals_one_process(self):
+        for tp in (2, 4):
+            for sp in ([], ["--sequence-parallel"]):
+                self.against_one_process(["--tp", str(tp)] + sp, tp, launcher="threads", tag=f"tp{tp}{len(sp)}")
+
+    def test_pp_equals_one_process_for_every_schedule(self):
+        for pp in (2, 4):
+            for sched in ("gpipe", "1f1b"):
+                self.against_one_process(["--pp", str(pp), "--schedule", sched], pp, tag=f"pp{pp}{sched}")
+        self.against_one_process(["--pp", "2", "--schedule", "interleaved", "--virtual-stages", "2"], 2, tag="pp2i")
+        # GPipe and 1F1B accumulate the micro-batches in the same order: the same bits.
+        self.assertEqual(diff(self.path("pp2gpipe"), self.path("pp21f1b")), 0.0)
+        self.assertEqual(diff(self.path("pp4gpipe"), self.path("pp41f1b")), 0.0)
+
+    def test_pp4_interleaved_equals_one_process(self):
+        train(["--layers", "8", "--steps", "3", "--grad-accum", "4", "--save", self.path("one"), "--csv",
+               self.path("one.csv")])
+        train(["--layers", "8", "--steps", "3", "--grad-accum", "4", "--pp", "4", "--schedule", "interleaved",
+               "--virtual-stages", "2", "--save", self.path("il"), "--csv", self.path("il.csv")], np=4)
+        self.assertSameLosses(self.path("one.csv"), self.path("il.csv"), rtol=1e-5)
+        self.assertLessEqual(diff(self.path("one"), self.path("il")), 1e-5)
+
+    def test_pipeline_reports_bubble_and_stored_activations(self):
+        for sched, peak in (("gpipe", "8"), ("1f1b", "4")):
+            out = train(["--layers", "4", "--steps", "2", "--grad-accum", "8", "--pp", "4", "--schedule", sched,
+                         "--quiet=false"], np=4, launcher="threads").stdout
+            m = re.search(r"bubble ([\d.]+) % measured .* vs ([\d.]+) % = .*peak stored micro-batch activations "
+                          r"(\d+) vs (\d+)", out)
+            self.assertIsNotNone(m, out)
+            self.assertEqual(m.group(2), "27.3")  # (4-1)/(8+4-1)
+            self.assertEqual(m.group(3), peak)
+            self.assertEqual(m.group(4), peak)
+
+    def test_3d_with_zero1_equals_one_process_and_resumes(self):
+        layout = ["--tp", "2", "--pp", "2", "--zero", "1"]
+        self.against_one_process(layout, 8, tag="3d")
+        # Resume bitwise at the same layout.
+        ck = self.path("ck")
+        train(["--layers", "4", "--steps", "2", "--grad-accum", "2", "--save", ck] + layout, np=8)
+        train(["--layers", "4", "--steps", "3", "--grad-accum", "2", "--resume", ck, "--save", ck, "--csv",
+               self.path("res.csv")] + layout, np=8)
+        self.assertEqual(diff(self.path("3d"), ck), 0.0)
+        self.assertSameLosses(self.path("3d.csv"), self.path("res.csv"), steps=[3])
+        # Re-cut: the 2x2x2 checkpoint of step 2 loads into 1x2x2 (4 micro-batches) and 2x1x2.
+        for name, other, np in (("1x2x2", ["--tp", "2", "--pp", "2", "--grad-accum", "4"], 4),
+                                ("2x1x2", ["--pp", "2", "--grad-accum", "2"], 4)):
+            d = self.path(name)
+            shutil.copytree(ck, d)
+            os.remove(os.path.join(d, "latest"))
+            with open(os.path.join(d, "latest"), "w") as f:
+                f.write("step-00000002\n")
+            shutil.rmtree(os.path.join(d, "step-00000003"))
+            train(["--layers", "4", "--steps", "3", "--resume", d, "--save", d, "--csv", self.path(f"{name}.csv")] +
+                  other, np=np)
+            self.assertSameLosses(self.path("3d.csv"), self.path(f"{name}.csv"), rtol=1e-5, steps=[3])
+            self.assertLessEqual(diff(self.path("3d"), d), 1e-5, name)
+
+    def test_bad_layouts_exit_2_before_any_work(self):
+        exe = os.path.join(BIN, "chorus-train")
+        cases = [
+            (["-t", "4", "--dp", "2", "--tp", "3"], "do not divide"),
+            (["-t", "4", "--dp", "3", "--tp", "2"], "is not the number of ranks"),
+            (["-t", "3", "--tp", "3"], "--heads (4) must divide by --tp (3)"),
+            (["-t", "3", "--tp", "3", "--heads", "3", "--d-model", "63"], "the vocabulary (256) must divide by --tp (3)"),
+            (["-t", "3", "--pp", "3", "--layers", "4"], "--layers (4) must divide by --pp x --virtual-stages (3)"),
+            (["-t", "2", "--pp", "2", "--layers", "6", "--schedule", "interleaved", "--virtual-stages", "2"],
+             "--layers (6) must divide by --pp x --virtual-stages (4)"),
+            (["-t", "2", "--pp", "2", "--layers", "4", "--schedule", "interleaved", "--virtual-stages", "2",
+              "--grad-accum", "3"],
+             "multiple of --pp"),
+            (["--virtual-stages", "2"], "--virtual-stages above 1 needs --schedule interleaved"),
+            (["--sequence-parallel"], "--sequence-parallel needs --tp above 1"),
+        ]
+        for args, needle in cases:
+            p = run([exe] + TINY + ["--steps", "1"] + args, expect=2)
+            self.assertIn(needle, p.stderr, " ".join(args))
+
+    # ---- bad input ----------------------------------------------------------------------------------------
+
+    def test_bad_input_exits_2_before_any_work(self):
+        exe = os.path.join(BIN, "chorus-train")
+        keep = self.path("keep.csv")
+        with open(keep, "w") as f:
+            f.write("precious\n")
+        cases = [
+            ([exe, "--bogus-flag"], "bogus-flag"),
+            ([exe, "--corpus", "/no/such/corpus.txt", "--csv", keep], "/no/such/corpus.txt"),
+            ([exe, "--d-model", "30", "--heads", "4", "--csv", keep], "--d-model"),
+            ([exe, "--zero", "5"], "--zero"),
+            ([exe, "-t", "2", "--global-batch", "6", "--batch", "4", "--csv", keep], "--global-batch"),
+            ([os.path.join(BIN, "chorusrun"), "-np", "3", exe, "--dp", "2", "--csv", keep], "is not the number of ranks"),
+            ([exe, "-t", "2", "--backend", "mpi"], "--backend mpi"),
+            ([exe, "--save-every", "2"], "--save-every needs --save"),
+        ]
+        for cmd, needle in cases:
+            p = run(cmd + ["--steps", "1", "--peak-ms", "20"] if "chorusrun" not in cmd[0] else cmd, expect=2)
+            self.assertIn(needle, p.stderr + p.stdout, " ".join(cmd))
+            self.assertEqual(open(keep).read(), "precious\n", " ".join(cmd))
+        # A save directory of another model is left alone.
+        train(["--steps", "1", "--save", self.path("other")])
+        before = sorted(os.listdir(os.path.join(self.path("other"), "step-00000001")))
+        p = train(["--steps", "1", "--layers", "3", "--save", self.path("other")], expect=2)
+        self.assertIn("another model", p.stderr)
+        self.assertEqual(sorted(os.listdir(os.path.join(self.path("other"), "step-00000001"))), before)
+
+
+def main():
+    global BIN, HAVE_MPI
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin", default=BIN)
+    ap.add_argument("--mpi", default="ON")
+    ap.add_argument("--list", action="store_true", help="print the test names, one per line")
+    ap.add_argument("tests", nargs="*")
+    a = ap.parse_args()
+    if a.list:
+        print("\n".join(n for n in dir(Proofs) if n.startswith("test_")))
+        return 0
+    BIN, HAVE_MPI = a.bin, a.mpi.upper() in ("ON", "1", "TRUE", "YES")
+    suite = unittest.TestSuite(Proofs(n) for n in (a.tests or [n for n in dir(Proofs) if n.startswith("test_")]))
+    result = unittest.TextTestRunner(verbosity=2).run(suite)
+    return 0 if result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
