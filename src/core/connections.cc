@@ -16,6 +16,11 @@ uint64_t descriptorTag(FifoMemory memory, int lane) {
   return (memory == FifoMemory::kHost ? (1ull << 40) : (1ull << 41)) | static_cast<uint64_t>(lane);
 }
 
+// The executors read an end through the class its kind names (fifo.h, cuda/device_connection.h).
+void checkEnd(const transport::Connection& c, FifoMemory memory, bool send) {
+  CHORUS_ENFORCE(c.memory() == memory && c.sends() == send, c.what(), ": the transport built another kind of end");
+}
+
 }  // namespace
 
 ConnectionSet::ConnectionSet(Context ctx) : ctx_(std::move(ctx)) {
@@ -69,6 +74,7 @@ void ConnectionSet::postReceivers(const std::vector<coll::ConnKey>& keys, FifoMe
         spec(k, memory == FifoMemory::kHost ? "connecting from rank " : "connecting the device FIFO from rank ");
     std::vector<uint8_t> desc;
     std::unique_ptr<transport::Connection> c = ctx_.transports->select(s.self, s.peer, memory).createRecv(s, &desc);
+    checkEnd(*c, memory, false);
     if (memory == FifoMemory::kHost) {
       recvTable_[k.lane][k.peer].store(static_cast<transport::RecvConnection*>(c.get()), std::memory_order_release);
     }
@@ -85,6 +91,7 @@ void ConnectionSet::connectSenders(const std::vector<coll::ConnKey>& keys, FifoM
         spec(k, memory == FifoMemory::kHost ? "connecting to rank " : "connecting the device FIFO to rank ");
     std::vector<uint8_t> desc = ctx_.bootstrap->recv(k.peer, descriptorTag(memory, k.lane), s.ctx);
     std::unique_ptr<transport::Connection> c = ctx_.transports->select(s.self, s.peer, memory).connectSend(s, desc);
+    checkEnd(*c, memory, true);
     if (memory == FifoMemory::kHost) {
       sendTable_[k.lane][k.peer].store(static_cast<transport::SendConnection*>(c.get()), std::memory_order_release);
     }

@@ -8,14 +8,14 @@
 #include "chorus_build_config.h"
 #include "core/api_guard.h"
 #include "core/handle_registry.h"
-#if CHORUS_BUILD_CUDA  // CUDA executor (issue 6)
+#if CHORUS_BUILD_CUDA
 #include "transport/cuda/cuda_util.h"
 #endif
 
 namespace chorus::core {
 
 int resolveDevice(int device) {
-#if CHORUS_BUILD_CUDA  // CUDA executor (issue 6): devices are accepted when a GPU is visible
+#if CHORUS_BUILD_CUDA  // devices are accepted when a GPU is visible
   std::string why;
   const int visible = transport::cuda::visibleDevices(&why);
   if (device == CHORUS_DEVICE_AUTO) return visible > 0 ? transport::cuda::currentDevice() : CHORUS_DEVICE_HOST;

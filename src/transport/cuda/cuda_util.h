@@ -46,7 +46,7 @@ using PointerQuery = PointerInfo (*)(const void* p);
 PointerQuery setPointerQuery(PointerQuery q);
 PointerInfo queryPointer(const void* p);
 
-// The placement rule of issue 6: on a CUDA communicator (commDevice >= 0) a buffer must be device (or
+// The placement rule of the CUDA executor: on a CUDA communicator (commDevice >= 0) a buffer must be device (or
 // managed) memory of commDevice; on a host communicator it must not be device memory. Throws
 // chorusInvalidArgument naming `what` ("AllReduce: sendbuff") otherwise. Nothing is enqueued before it runs.
 void checkBufferPlacement(const void* p, size_t bytes, int commDevice, const char* what);
