@@ -11,6 +11,14 @@
 
 namespace chorus::coll {
 
+// Sends premul(input[inOff, inOff + n)) to every other rank.
+template <typename D>
+CHORUS_HOST_DEVICE void sendToEveryPeer(D& d, const CollArgs& a, size_t inOff, size_t n) {
+  for (int r = 0; r < a.nranks; ++r) {
+    if (r != a.rank) d.peer(r).send(inOff, n);
+  }
+}
+
 // output[0, n) = x_0 (+) x_1 (+) ... (+) x_{nranks-1}, folded in rank order so that every rank computes
 // bit-identical results (as the ring's single final reduction makes them). This rank's x is premul(input[inOff,
 // inOff + n)); every other rank's arrives, premultiplied by its sender, from that rank. The post-divisor
@@ -40,9 +48,7 @@ template <typename D>
 CHORUS_HOST_DEVICE void runDirectAllReduce(D& d, const CollArgs& a) {
   const size_t n = a.count;
   if (n == 0) return;
-  for (int r = 0; r < a.nranks; ++r) {
-    if (r != a.rank) d.peer(r).send(0, n);
-  }
+  sendToEveryPeer(d, a, 0, n);
   reduceInRankOrder(d, a, 0, n);
 }
 
@@ -64,9 +70,7 @@ template <typename D>
 CHORUS_HOST_DEVICE void runDirectAllGather(D& d, const CollArgs& a) {
   const size_t n = a.count;
   if (n == 0) return;
-  for (int r = 0; r < a.nranks; ++r) {
-    if (r != a.rank) d.peer(r).send(0, n);
-  }
+  sendToEveryPeer(d, a, 0, n);
   // In place the input is this block of the output already: the copy is then skipped.
   d.peer(a.rank).localCopy(0, static_cast<size_t>(a.rank) * n, n, false);
   for (int r = 0; r < a.nranks; ++r) {
@@ -81,9 +85,7 @@ CHORUS_HOST_DEVICE void runDirectBroadcast(D& d, const CollArgs& a) {
   const size_t n = a.count;
   if (n == 0) return;
   if (a.rank == a.root) {
-    for (int r = 0; r < a.nranks; ++r) {
-      if (r != a.rank) d.peer(r).send(0, n);
-    }
+    sendToEveryPeer(d, a, 0, n);
     d.peer(a.rank).localCopy(0, 0, n, false);  // in place: skipped
     return;
   }
