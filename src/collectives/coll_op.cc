@@ -18,32 +18,6 @@ const char* collName(CollType t) {
   return "?";
 }
 
-bool isP2p(CollType t) {
-  switch (t) {
-    case CollType::kAllToAll:
-    case CollType::kGather:
-    case CollType::kScatter:
-    case CollType::kSend:
-    case CollType::kRecv: return true;
-    default: return false;
-  }
-}
-
-bool isSendRecv(CollType t) {
-  return t == CollType::kSend || t == CollType::kRecv;
-}
-
-bool hasAlgorithm(CollType t, Algo algo) {
-  switch (t) {
-    case CollType::kAllReduce:
-    case CollType::kBroadcast: return true;
-    case CollType::kReduce: return algo != Algo::kDirect;
-    case CollType::kAllGather:
-    case CollType::kReduceScatter: return algo != Algo::kTree;
-    default: return false;
-  }
-}
-
 const char* algoName(Algo a) {
   switch (a) {
     case Algo::kRing: return "Ring";

@@ -17,8 +17,8 @@ namespace chorus::core {
 namespace {
 
 struct Work {
-  Comm* comm;
-  void* stream;
+  Comm* comm = nullptr;
+  void* stream = nullptr;
   std::vector<coll::CollOp> ops;
   DeviceComm* dev = nullptr;
   coll::Plan plan;
@@ -55,8 +55,9 @@ void launchDeviceCalls(const std::vector<DeviceCall>& calls) {
       if (x.comm == c.comm && x.stream == c.stream) w = &x;
     }
     if (w == nullptr) {
-      works.push_back(Work{c.comm, c.stream, {}});
-      w = &works.back();
+      w = &works.emplace_back();
+      w->comm = c.comm;
+      w->stream = c.stream;
     }
     w->ops.push_back(c.op);
   }

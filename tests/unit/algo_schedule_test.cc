@@ -198,7 +198,9 @@ TEST(AlgoSchedule, DirectReducesInRankOrder) {
       StepKind want = r == rank ? (r == 0 ? StepKind::kLocalCopy : StepKind::kLocalReduce)
                                 : (r == 0 ? StepKind::kRecv : StepKind::kRecvReduceOutput);
       EXPECT_EQ(s.kind, want) << "rank " << rank << " fold " << r;
-      if (r != rank) EXPECT_EQ(s.recvPeers[0], r);
+      if (r != rank) {
+        EXPECT_EQ(s.recvPeers[0], r);
+      }
       EXPECT_EQ(s.postOp, r == nranks - 1) << "rank " << rank << " fold " << r;
     }
   }

@@ -27,7 +27,7 @@ template <typename D>
 CHORUS_HOST_DEVICE void reduceInRankOrder(D& d, const CollArgs& a, size_t inOff, size_t n) {
   for (int r = 0; r < a.nranks; ++r) {
     const bool last = r == a.nranks - 1;
-    auto p = d.peer(r);
+    auto&& p = d.peer(r);  // a Primitives the peer set keeps, or a fresh one
     if (r == a.rank) {
       if (r == 0) {
         p.localCopy(inOff, 0, n, last);

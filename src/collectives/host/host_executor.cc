@@ -1,6 +1,9 @@
 #include "collectives/host/host_executor.h"
 
+#include <cstdint>
 #include <cstring>
+#include <new>
+#include <type_traits>
 #include <vector>
 
 #include "base/error.h"
@@ -37,21 +40,38 @@ struct HostPeers {
 };
 
 // The direct algorithms' peer set (primitives.h): rank r's Primitives on lane 0, which connects every pair.
+// Each is made on first use and kept for the rest of the operation (a direct algorithm asks for most peers
+// twice: to send, then to fold in what arrives), in storage that is not initialized until then.
 class HostDirectPeers {
  public:
   HostDirectPeers(const HostPrimsConfig& cfg, const HostPrimsConfig& own, const ExecEnv& env)
       : cfg_(cfg), own_(own), env_(env) {}
-  HostPrims peer(int r) const {
-    if (r == env_.rank) return HostPrims(own_, nullptr, 0, nullptr, 0);
-    transport::RecvConnection* recv = env_.conns->recvConn(r, 0);
-    transport::SendConnection* send = env_.conns->sendConn(r, 0);
-    return HostPrims(cfg_, &recv, 1, &send, 1);
+  HostDirectPeers(const HostDirectPeers&) = delete;
+  HostDirectPeers& operator=(const HostDirectPeers&) = delete;
+
+  HostPrims& peer(int r) {
+    auto* p = reinterpret_cast<HostPrims*>(storage_[r]);
+    if ((made_ >> r & 1) == 0) {
+      if (r == env_.rank) {
+        new (p) HostPrims(own_, nullptr, 0, nullptr, 0);
+      } else {
+        transport::RecvConnection* recv = env_.conns->recvConn(r, 0);
+        transport::SendConnection* send = env_.conns->sendConn(r, 0);
+        new (p) HostPrims(cfg_, &recv, 1, &send, 1);
+      }
+      made_ |= uint64_t{1} << r;
+    }
+    return *p;
   }
 
  private:
+  static_assert(std::is_trivially_destructible_v<HostPrims>, "kept HostPrims are never destroyed");
+  static_assert(kMaxDirectRanks <= 64, "one bit of made_ per rank");
   const HostPrimsConfig& cfg_;
   const HostPrimsConfig& own_;
   const ExecEnv& env_;
+  uint64_t made_ = 0;
+  alignas(HostPrims) unsigned char storage_[kMaxDirectRanks][sizeof(HostPrims)];
 };
 
 void runCollective(const CollPlan& c, const std::vector<const void*>& copies, const ExecEnv& env) {
@@ -59,11 +79,11 @@ void runCollective(const CollPlan& c, const std::vector<const void*>& copies, co
   HostPrimsConfig cfg;
   cfg.input = op.sendbuff;
   cfg.output = op.recvbuff;
-  cfg.eltSize = reduce::dtypeSize(op.dtype);
+  cfg.eltSize = c.eltSize;
   cfg.kernels = &reduce::kernels(op.dtype, op.op);
   cfg.premul.premul = c.premul;
   cfg.postDiv = c.postDiv;
-  cfg.nonTemporalOutput = collBytes(op, env.nranks) >= kNonTemporalBytes;
+  cfg.nonTemporalOutput = c.bytes >= kNonTemporalBytes;
   cfg.ctx = env.ctx;
   CollArgs a = c.args;
   if (op.algo == Algo::kDirect) {
@@ -112,6 +132,12 @@ void runCollective(const CollPlan& c, const std::vector<const void*>& copies, co
 }  // namespace
 
 void runPlan(const Plan& plan, const ExecEnv& env) {
+  if (plan.staging.empty()) {  // the common case: nothing to copy first
+    static const std::vector<const void*> none;
+    for (const CollPlan& c : plan.colls) runCollective(c, none, env);
+    if (plan.hasP2p()) runP2p(plan, none, env);
+    return;
+  }
   // Staging copies, kept per thread with their capacity: a fresh buffer per call would fault in every page of
   // it each time (a 128 MiB in-place all-to-all ran at a third of the out-of-place speed). The memory stays with
   // the thread, up to the largest copies it made.

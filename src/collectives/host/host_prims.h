@@ -56,8 +56,8 @@ class HostPrims {
   void copyOut(void* dst, const void* src, size_t bytes, bool finalOutput);
 
   HostPrimsConfig cfg_;
-  transport::RecvConnection* recvs_[kMaxRecvPeers] = {};
-  transport::SendConnection* sends_[kMaxSendPeers] = {};
+  transport::RecvConnection* recvs_[kMaxRecvPeers];  // [0, nrecv_) valid
+  transport::SendConnection* sends_[kMaxSendPeers];  // [0, nsend_) valid
   int nrecv_;
   int nsend_;
   size_t sliceElems_;

@@ -26,23 +26,39 @@ void rootedTree(const CollOp& op, const TopoView& topo, int rank, int ch, int* p
   }
 }
 
+// A channel as a fresh ChannelPlan, without clearing the peer arrays (the counts say what is valid).
+void resetChannel(ChannelPlan* w) {
+  w->up.nrecv = w->up.nsend = w->down.nrecv = w->down.nsend = 0;
+  w->ringIndex = 0;
+  w->treeParent = -1;
+  w->treeNChildren = 0;
+}
+
 void addBothWays(int peer, int lane, std::vector<ConnKey>* keys) {
   keys->push_back(ConnKey{peer, lane, true});
   keys->push_back(ConnKey{peer, lane, false});
 }
 
-void planCollective(const CollOp& op, const PlanContext& ctx, Plan* plan) {
+// Fills c (plan->colls[index], kept from an earlier plan: every field this reads is set here, and of the
+// channels only the used ones).
+void planCollective(const CollOp& op, const PlanContext& ctx, Plan* plan, size_t index) {
   const int rank = ctx.rank;
   const int nranks = ctx.nranks;
-  CollPlan& c = plan->colls.emplace_back();
+  CollPlan& c = plan->colls[index];
   c.op = op;
+  c.premul = 1.0;
+  c.postDiv = 1;
+  c.ownInputCopy = -1;
   // One rank has nobody to build a tree with: its ring body copies input to output.
   if (nranks == 1 && op.algo == Algo::kTree) c.op.algo = Algo::kRing;
   const size_t elt = reduce::dtypeSize(op.dtype);
   const bool floating = reduce::isFloating(op.dtype);
+  c.eltSize = elt;
+  c.bytes = collBytes(op, nranks);
   if (op.op == reduce::Op::kAvg && floating) c.premul = 1.0 / nranks;
   if (op.op == reduce::Op::kAvg && !floating) c.postDiv = nranks;
   CollArgs& a = c.args;
+  a = CollArgs{};
   a.count = op.count;
   a.nranks = nranks;
   a.rank = rank;
@@ -70,13 +86,14 @@ void planCollective(const CollOp& op, const PlanContext& ctx, Plan* plan) {
       if (reduces && rank > 0 && own == op.recvbuff) {
         const size_t inputBytes = op.type == CollType::kReduceScatter ? msg * static_cast<size_t>(nranks) : msg;
         c.ownInputCopy = static_cast<int>(plan->staging.size());
-        plan->staging.push_back(Staging{op.sendbuff, ownOff, msg, inputBytes, plan->colls.size() - 1});
+        plan->staging.push_back(Staging{op.sendbuff, ownOff, msg, inputBytes, index});
       }
       return;
     }
     case Algo::kTree:
       for (int ch = 0; ch < op.nChannels; ++ch) {
         ChannelPlan& w = c.channels[ch];
+        resetChannel(&w);
         PeerSet children;
         rootedTree(c.op, *ctx.topo, rank, ch, &w.treeParent, &children);
         w.treeNChildren = children.nrecv;
@@ -95,6 +112,7 @@ void planCollective(const CollOp& op, const PlanContext& ctx, Plan* plan) {
     case Algo::kRing:
       for (int ch = 0; ch < op.nChannels; ++ch) {
         ChannelPlan& w = c.channels[ch];
+        resetChannel(&w);
         const std::vector<int>& ring = ctx.topo->rings[ch];
         w.ringIndex = ctx.topo->ringIndex[ch];
         if (nranks == 1) continue;
@@ -110,7 +128,7 @@ void planCollective(const CollOp& op, const PlanContext& ctx, Plan* plan) {
 }
 
 // Lowers a point-to-point operation into tasks (transfers to oneself included; matched later).
-void lowerP2p(const CollOp& op, const PlanContext& ctx, Plan* plan) {
+void lowerP2p(const CollOp& op, const PlanContext& ctx, size_t collsBefore, Plan* plan) {
   const int rank = ctx.rank;
   const int nranks = ctx.nranks;
   const size_t block = op.count * reduce::dtypeSize(op.dtype);
@@ -121,7 +139,7 @@ void lowerP2p(const CollOp& op, const PlanContext& ctx, Plan* plan) {
     // In place: what this rank sends must be read before it is overwritten by what it receives.
     const size_t bytes = block * static_cast<size_t>(nranks);
     staged = static_cast<int>(plan->staging.size());
-    plan->staging.push_back(Staging{op.sendbuff, 0, bytes, bytes, plan->colls.size()});
+    plan->staging.push_back(Staging{op.sendbuff, 0, bytes, bytes, collsBefore});
   }
   auto send = [&](int to, const char* data) {
     P2pTask t;
@@ -211,21 +229,25 @@ void finishP2p(const PlanContext& ctx, Plan* plan) {
 }  // namespace
 
 void planWork(const std::vector<CollOp>& ops, const PlanContext& ctx, Plan* plan) {
-  plan->colls.clear();
   plan->staging.clear();
   plan->tasks.clear();
   plan->queues.clear();
   plan->selfCopies.clear();
   plan->connections.clear();
+  // The collectives' storage is reused as it is (a CollPlan is large, and most launches plan the same few
+  // operations again): planCollective sets what it uses.
+  size_t ncolls = 0;
   bool p2p = false;
   for (const CollOp& op : ops) {
     if (isP2p(op.type)) {
-      lowerP2p(op, ctx, plan);
+      lowerP2p(op, ctx, ncolls, plan);
       p2p = true;
     } else if (op.count > 0) {
-      planCollective(op, ctx, plan);
+      if (ncolls == plan->colls.size()) plan->colls.emplace_back();
+      planCollective(op, ctx, plan, ncolls++);
     }
   }
+  plan->colls.resize(ncolls);
   if (p2p) finishP2p(ctx, plan);
   // Operations of one group often need the same connections: each is listed once.
   std::vector<ConnKey>& keys = plan->connections;

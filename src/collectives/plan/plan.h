@@ -56,6 +56,8 @@ struct Staging {
 // One ring, tree or direct collective.
 struct CollPlan {
   CollOp op;
+  size_t eltSize = 1;     // bytes per element
+  size_t bytes = 0;       // collBytes(op): what crosses the busiest link per rank
   CollArgs args;          // channel, ring and tree fields are set per channel from channels[]
   double premul = 1.0;    // avg on floating types: each contribution is premultiplied (reduce::ReduceParams)
   int64_t postDiv = 1;    // avg on integer types: the result is divided
