@@ -58,8 +58,9 @@ std::vector<at::Tensor> ChorusWork::result() {
 }
 
 int ChorusWork::sourceRank() const {
-  TORCH_CHECK(plan_.sourceRank >= 0, "sourceRank() is only available on the work of a receive");
-  return plan_.sourceRank;
+  const int source = plan_.sourceRank->load();
+  TORCH_CHECK(source >= 0, "sourceRank() is only available on the work of a completed receive");
+  return source;
 }
 
 void ChorusWork::abort() {

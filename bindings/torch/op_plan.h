@@ -7,7 +7,9 @@
 #include <torch/csrc/distributed/c10d/Types.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
+#include <atomic>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "chorus/chorus.h"
@@ -36,8 +38,9 @@ struct OpPlan {
   // Send or receive: deferred into a group with the point-to-point operations that follow it, so that an
   // isend and an irecv issued back to back on two ranks cannot block each other.
   bool pointToPoint = false;
-  // The source rank a receive reports (Work::sourceRank); -1 when not a receive.
-  int sourceRank = -1;
+  // The source rank a receive reports (Work::sourceRank); -1 when not a receive, or not known yet (a
+  // receive from any source learns it when it is issued).
+  std::shared_ptr<std::atomic<int>> sourceRank = std::make_shared<std::atomic<int>>(-1);
 
   bool needsOrder() const { return static_cast<bool>(prologue); }
 };

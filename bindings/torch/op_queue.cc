@@ -6,7 +6,7 @@
 
 namespace chorus_torch {
 
-OpQueue::OpQueue(chorusComm_t comm, int rank) : comm_(comm), rank_(rank) {
+OpQueue::OpQueue(chorusComm_t comm, int rank, int64_t timeoutMs) : comm_(comm), rank_(rank), timeoutMs_(timeoutMs) {
   checkChorus(chorusStreamCreate(&stream_), comm_, "chorus: creating the process group's host stream");
 }
 
@@ -42,6 +42,30 @@ c10::intrusive_ptr<ChorusWork> OpQueue::submit(OpPlan plan) {
   std::lock_guard<std::mutex> lock(mu_);
   TORCH_CHECK(failure_.empty(), "chorus: the communicator failed earlier and cannot be used: ", failure_);
   issueLocked({work});
+  return work;
+}
+
+c10::intrusive_ptr<ChorusWork> OpQueue::runNow(OpPlan plan, const std::function<void(chorusComm_t comm)>& body) {
+  drain();
+  auto work = c10::make_intrusive<ChorusWork>(rank_, std::move(plan), shared_from_this());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    TORCH_CHECK(!shutDown_, "chorus: the process group was destroyed");
+    TORCH_CHECK(failure_.empty(), "chorus: the communicator failed earlier and cannot be used: ", failure_);
+    try {
+      body(comm_);
+    } catch (const std::exception& e) {
+      // A failed call leaves the communicator unusable, as a failed launch does.
+      chorusResult_t async = chorusSuccess;
+      if (chorusCommGetAsyncError(comm_, &async) == chorusSuccess && async != chorusSuccess &&
+          async != chorusInProgress) {
+        failure_ = e.what();
+      }
+      throw;
+    }
+  }
+  work->finishOnQueue(nullptr);
+  work->completeFuture();
   return work;
 }
 
@@ -118,6 +142,10 @@ bool OpQueue::complete(uint64_t target, bool block) {
   std::string message;
   if (rc != chorusSuccess) {
     message = chorusMessage(rc, comm_);
+    // Gloo's word for it, which scripts (and PyTorch's tests) look for.
+    if (rc == chorusTimeout) {
+      message = "Timed out after " + std::to_string(timeoutMs_) + " ms (the process group's timeout): " + message;
+    }
     // A query reports an error while later launches may still run on the user's buffers: wait for the stream
     // to empty (they fail fast once the communicator's connections are poisoned) before declaring them done.
     if (!block) (void)chorusStreamSynchronize(stream_);

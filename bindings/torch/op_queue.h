@@ -29,8 +29,9 @@ namespace chorus_torch {
 
 class OpQueue : public std::enable_shared_from_this<OpQueue> {
  public:
-  // Takes ownership of comm (finalized, or aborted after a failure, by shutdown()).
-  OpQueue(chorusComm_t comm, int rank);
+  // Takes ownership of comm (finalized, or aborted after a failure, by shutdown()). timeoutMs is the
+  // communicator's deadline, named in timeout errors.
+  OpQueue(chorusComm_t comm, int rank, int64_t timeoutMs);
   ~OpQueue();
   OpQueue(const OpQueue&) = delete;
   OpQueue& operator=(const OpQueue&) = delete;
@@ -41,6 +42,11 @@ class OpQueue : public std::enable_shared_from_this<OpQueue> {
   // Issues a plan (or defers it, for point-to-point and coalesced operations) and returns its work. Errors
   // found while issuing (bad arguments, an earlier failure) are thrown to the caller.
   c10::intrusive_ptr<ChorusWork> submit(OpPlan plan);
+
+  // Runs an operation that needs host steps between its Chorus calls (its sizes come from an earlier
+  // exchange): completes everything before it, then runs body on the calling thread with blocking calls (the
+  // NULL stream), and returns its work, already complete. Errors are thrown.
+  c10::intrusive_ptr<ChorusWork> runNow(OpPlan plan, const std::function<void(chorusComm_t comm)>& body);
 
   // Blocks until work is complete (its epilogue has run).
   void wait(ChorusWork& work);
@@ -81,6 +87,7 @@ class OpQueue : public std::enable_shared_from_this<OpQueue> {
   chorusComm_t comm_;
   chorusStream_t stream_ = nullptr;
   const int rank_;
+  const int64_t timeoutMs_;
 
   std::mutex mu_;  // issue order and the comm's calls; the fields below
   uint64_t issued_ = 0;

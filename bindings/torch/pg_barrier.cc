@@ -50,21 +50,30 @@ void ProcessGroupChorus::monitoredBarrier(const c10d::BarrierOptions& opts, bool
   }
   const auto start = std::chrono::steady_clock::now();
   std::vector<int> missing;
+  auto fail = [&](const std::string& verdict) {
+    store_->set(release, std::vector<uint8_t>(verdict.begin(), verdict.end()));
+  };
   for (int r = 1; r < size_; ++r) {
     // With waitAllRanks every rank gets the whole timeout (as Gloo), else what is left of it.
     auto left = timeout;
     if (!waitAllRanks) {
-      left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(timeout - (std::chrono::steady_clock::now() - start));
-      left = std::max(left, std::chrono::milliseconds(1));
+      const auto leftNs = timeout - (std::chrono::steady_clock::now() - start);
+      if (leftNs <= std::chrono::nanoseconds(0)) {
+        std::string done;
+        for (int p = 1; p < r; ++p) done += (done.empty() ? "" : ", ") + std::to_string(p);
+        fail("failed: rank 0 timed out");
+        TORCH_CHECK(false, "Rank ", rank_, " timed out in monitoredBarrier after ", timeout.count(), " ms. ",
+                    done.empty() ? std::string("No ranks successfully processed in monitoredBarrier.")
+                                 : "Successfully processed ranks: " + done);
+      }
+      left = std::max(std::chrono::duration_cast<std::chrono::milliseconds>(leftNs), std::chrono::milliseconds(1));
     }
     try {
       store_->wait({prefix + std::to_string(r)}, left);
     } catch (const std::exception& e) {
       missing.push_back(r);
       if (!waitAllRanks) {
-        const std::string msg = "failed: rank " + std::to_string(r);
-        store_->set(release, std::vector<uint8_t>(msg.begin(), msg.end()));
+        fail("failed: rank " + std::to_string(r));
         TORCH_CHECK(false, "[Rank 0]: Rank ", r, " failed to pass monitoredBarrier in ", timeout.count(),
                     " ms\n Original exception: \n", e.what());
       }
@@ -73,8 +82,7 @@ void ProcessGroupChorus::monitoredBarrier(const c10d::BarrierOptions& opts, bool
   if (!missing.empty()) {
     std::string ranks;
     for (int r : missing) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
-    const std::string msg = "failed: ranks " + ranks;
-    store_->set(release, std::vector<uint8_t>(msg.begin(), msg.end()));
+    fail("failed: ranks " + ranks);
     TORCH_CHECK(false, "[Rank 0]: Ranks ", ranks, " failed to pass monitoredBarrier in ", timeout.count(), " ms");
   }
   store_->set(release, std::vector<uint8_t>{'o', 'k'});

@@ -114,7 +114,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_allgather_base(at::Tensor& o
               outputBuffer.numel(), " != ", inputBuffer.numel(), " * ", size_, ")");
   OpPlan plan;
   plan.type = c10d::OpType::_ALLGATHER_BASE;
-  plan.profilingTitle = "chorus:_all_gather_base";
+  plan.profilingTitle = "chorus:all_gather_into_tensor";
   plan.inputs = {inputBuffer};
   plan.outputs = {{outputBuffer}};
   const Staged in = stage(inputBuffer);
@@ -149,7 +149,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather_coalesced(
   }
   OpPlan plan;
   plan.type = c10d::OpType::ALLGATHER_COALESCED;
-  plan.profilingTitle = "chorus:all_gather_coalesced";
+  plan.profilingTitle = "chorus:all_gather";
   plan.inputs = inputTensors;
   plan.outputs = outputTensorLists;
   const std::vector<at::Tensor> ins = inputTensors;

@@ -4,6 +4,7 @@
 // all-to-all is a group of sends and receives, one pair per peer.
 #include <c10/util/Exception.h>
 
+#include "any_source.h"
 #include "chorus_error.h"
 #include "process_group_chorus.h"
 #include "tensor_util.h"
@@ -64,7 +65,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::send(std::vector<at::Tensor>&
   const Staged s = stage(tensors[0]);
   plan.keepAlive = {s.buffer};
   if (s.copy()) plan.prologue = [s] { s.buffer.copy_(s.user); };
-  plan.issue = [buf = s.buffer, dstRank](chorusComm_t comm, chorusStream_t stream) {
+  plan.issue = [buf = s.buffer, dstRank, ledger = anySource_](chorusComm_t comm, chorusStream_t stream) {
+    if (ledger) ledger->announceSend(dstRank);
     checkChorus(chorusSend(buf.data_ptr(), byteSize(buf), chorusUint8, dstRank, comm, stream), comm,
                 "chorus: chorusSend");
   };
@@ -81,21 +83,42 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recv(std::vector<at::Tensor>&
   plan.inputs = tensors;
   plan.outputs = {tensors};
   plan.pointToPoint = true;
-  plan.sourceRank = srcRank;
+  plan.sourceRank->store(srcRank);
   const Staged s = stage(tensors[0]);
   plan.keepAlive = {s.buffer};
   if (s.copy()) plan.epilogue = [s] { s.user.copy_(s.buffer); };
-  plan.issue = [buf = s.buffer, srcRank](chorusComm_t comm, chorusStream_t stream) {
+  plan.issue = [buf = s.buffer, srcRank, ledger = anySource_](chorusComm_t comm, chorusStream_t stream) {
+    if (ledger) ledger->countRecv(srcRank);
     checkChorus(chorusRecv(buf.data_ptr(), byteSize(buf), chorusUint8, srcRank, comm, stream), comm,
                 "chorus: chorusRecv");
   };
   return run(std::move(plan), tensors[0]);
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recvAnysource(std::vector<at::Tensor>& /*tensors*/, int /*tag*/) {
-  TORCH_CHECK(false,
-              "chorus: recv from any source is not supported: Chorus, like NCCL, matches every receive with a named "
-              "sender (pass src= to recv/irecv)");
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recvAnysource(std::vector<at::Tensor>& tensors, int /*tag*/) {
+  TORCH_CHECK(anySource_ != nullptr,
+              "chorus: recv from any source needs CHORUS_TORCH_ANY_SOURCE=1 when the group is created (Chorus, like "
+              "NCCL, matches every receive with a named sender; with the variable set, each send announces itself "
+              "through the group's store, at a store round trip per send). Or pass src= to recv/irecv.");
+  checkTensors("recv", tensors);
+  TORCH_CHECK(tensors.size() == 1, "recv: requires a single-element tensor list");
+  OpPlan plan;
+  plan.type = c10d::OpType::RECVANYSOURCE;
+  plan.profilingTitle = "chorus:recvAnySource";
+  plan.inputs = tensors;
+  plan.outputs = {tensors};
+  plan.pointToPoint = true;
+  const Staged s = stage(tensors[0]);
+  plan.keepAlive = {s.buffer};
+  if (s.copy()) plan.epilogue = [s] { s.user.copy_(s.buffer); };
+  // The sender is found while issuing, after the sends issued before this receive have announced themselves.
+  plan.issue = [buf = s.buffer, ledger = anySource_, source = plan.sourceRank](chorusComm_t comm,
+                                                                               chorusStream_t stream) {
+    const int src = ledger->claimAnySource();
+    source->store(src);
+    checkChorus(chorusRecv(buf.data_ptr(), byteSize(buf), chorusUint8, src, comm, stream), comm, "chorus: chorusRecv");
+  };
+  return run(std::move(plan), tensors[0]);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall_base(at::Tensor& outputBuffer, at::Tensor& inputBuffer,

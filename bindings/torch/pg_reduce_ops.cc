@@ -53,6 +53,9 @@ void ProcessGroupChorus::planGatherFold(OpPlan& plan, const at::Tensor& input, c
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce(std::vector<at::Tensor>& tensors,
                                                              const c10d::AllreduceOptions& opts) {
+  if (!tensors.empty() && tensors[0].defined() && tensors[0].layout() == at::kSparse) {
+    return allreduceSparse(tensors, opts);
+  }
   checkTensors("allreduce", tensors);
   const Reduction r = planReduction("allreduce", opts.reduceOp, tensors[0].scalar_type());
   TORCH_CHECK(tensors.size() == 1 || opts.reduceOp.op_ != c10d::ReduceOp::AVG,
@@ -104,7 +107,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce_coalesced(std::vect
   const Reduction r = planReduction("allreduce_coalesced", opts.reduceOp, tensors[0].scalar_type());
   OpPlan plan;
   plan.type = c10d::OpType::ALLREDUCE_COALESCED;
-  plan.profilingTitle = "chorus:all_reduce_coalesced";
+  plan.profilingTitle = "chorus:all_reduce";
   plan.inputs = tensors;
   plan.outputs = {tensors};
   const at::Tensor flat = flatBuffer(tensors);
@@ -216,7 +219,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_reduce_scatter_base(at::Tens
   const Reduction r = planReduction("_reduce_scatter_base", opts.reduceOp, outputBuffer.scalar_type());
   OpPlan plan;
   plan.type = c10d::OpType::_REDUCE_SCATTER_BASE;
-  plan.profilingTitle = "chorus:_reduce_scatter_base";
+  plan.profilingTitle = "chorus:reduce_scatter_tensor";
   plan.inputs = {inputBuffer};
   plan.outputs = {{outputBuffer}};
   Staged in = stage(inputBuffer);

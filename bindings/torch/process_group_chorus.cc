@@ -7,6 +7,7 @@
 #include <cstring>
 #include <random>
 
+#include "any_source.h"
 #include "chorus_error.h"
 #include "cuda_route.h"
 
@@ -47,8 +48,9 @@ ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& st
                                        std::chrono::milliseconds timeout)
     : c10d::ProcessGroup(rank, size), store_(store), timeout_(timeout) {
   TORCH_CHECK(timeout.count() > 0, "chorus: the process group timeout must be positive, got ", timeout.count(), " ms");
-  host_ = std::make_shared<OpQueue>(createHostComm(*store_, rank, size, timeout), rank);
+  host_ = std::make_shared<OpQueue>(createHostComm(*store_, rank, size, timeout), rank, timeout.count());
   cuda_ = std::make_unique<CudaRoute>(rank, timeout);
+  if (AnySourceLedger::enabled()) anySource_ = std::make_shared<AnySourceLedger>(store_, rank, size, timeout);
   init();
 }
 

@@ -18,6 +18,7 @@
 
 namespace chorus_torch {
 
+class AnySourceLedger;
 class CudaRoute;
 
 class ProcessGroupChorus : public c10d::ProcessGroup {
@@ -86,6 +87,7 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   // Runs a plan on the communicator of `sample`'s device (host queue, or the CUDA route).
   c10::intrusive_ptr<c10d::Work> run(OpPlan plan, const at::Tensor& sample);
   chorusComm_t hostComm() const { return host_->comm(); }
+  c10::intrusive_ptr<c10d::Work> allreduceSparse(std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts);
   // A plan whose reduction Chorus lacks: all-gather `input` into a [size, n] scratch, fold it locally in
   // rank order into the part of it `finish` is given (root only for reduce).
   void planGatherFold(OpPlan& plan, const at::Tensor& input, c10d::ReduceOp::RedOpType foldOp, int64_t root,
@@ -95,6 +97,7 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   std::chrono::milliseconds timeout_;
   std::shared_ptr<OpQueue> host_;
   std::unique_ptr<CudaRoute> cuda_;
+  std::shared_ptr<AnySourceLedger> anySource_;  // CHORUS_TORCH_ANY_SOURCE=1 only
   uint64_t seq_ = 0;  // c10d's sequence number (set by setSequenceNumberForGroup, +1 per operation)
   uint64_t monitoredBarriers_ = 0;
 };
