@@ -44,7 +44,7 @@ void ProcessGroupChorus::monitoredBarrier(const c10d::BarrierOptions& opts, bool
       verdict = e.what();
     }
     TORCH_CHECK(verdict == "ok", "Rank ", rank_,
-                " successfully reached monitoredBarrier, but received errors while waiting to be unblocked by rank 0: ",
+                " successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0: ",
                 verdict);
     return;
   }

@@ -69,8 +69,13 @@ def run_ranks(fn, size, *args, timeout=180, pg_timeout=60, env=None, expect_dead
         conns.append(parent)
     results, errors = [None] * size, []
     deadline = multiprocessing.connection.time.monotonic() + timeout
-    for rank, (p, c) in enumerate(zip(procs, conns)):
+    # The ranks that must finish first; the ones allowed to die (or stop) only get what is left.
+    order = [r for r in range(size) if r not in expect_dead] + [r for r in range(size) if r in expect_dead]
+    for rank in order:
+        c = conns[rank]
         left = max(0.0, deadline - multiprocessing.connection.time.monotonic())
+        if rank in expect_dead:
+            left = 0.0
         if c.poll(left):
             try:
                 status, value = c.recv()
@@ -83,7 +88,7 @@ def run_ranks(fn, size, *args, timeout=180, pg_timeout=60, env=None, expect_dead
         elif rank not in expect_dead:
             errors.append(f"--- rank {rank} ({status}):\n{value}")
     for p in procs:
-        p.join(1)
+        p.join(0 if expect_dead else 1)
         if p.is_alive():
             p.kill()
             p.join()
