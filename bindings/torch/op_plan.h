@@ -13,10 +13,15 @@
 #include <vector>
 
 #include "chorus/chorus.h"
+#include "tensor_util.h"
 
 namespace chorus_torch {
 
 struct OpPlan {
+  OpPlan(c10d::OpType type_, const char* title, std::vector<at::Tensor> inputs_,
+         std::vector<std::vector<at::Tensor>> outputs_)
+      : type(type_), profilingTitle(title), inputs(std::move(inputs_)), outputs(std::move(outputs_)) {}
+
   c10d::OpType type = c10d::OpType::UNKNOWN;
   // The profiler's name of the operation, "chorus:all_reduce" (as Gloo's "gloo:all_reduce").
   const char* profilingTitle = nullptr;
@@ -44,5 +49,14 @@ struct OpPlan {
 
   bool needsOrder() const { return static_cast<bool>(prologue); }
 };
+
+// Wires one staged input and one staged output into plan: the input is copied in by the prologue, the
+// output out by the epilogue (nothing for tensors used as they are); both buffers are kept alive.
+inline void stageThrough(OpPlan& plan, const Staged& in, const Staged& out) {
+  plan.keepAlive.push_back(in.buffer);
+  plan.keepAlive.push_back(out.buffer);
+  if (in.copy()) plan.prologue = [in] { in.buffer.copy_(in.user); };
+  if (out.copy()) plan.epilogue = [out] { out.user.copy_(out.buffer); };
+}
 
 }  // namespace chorus_torch

@@ -15,9 +15,7 @@
 namespace chorus_torch {
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::barrier(const c10d::BarrierOptions& /*opts*/) {
-  OpPlan plan;
-  plan.type = c10d::OpType::BARRIER;
-  plan.profilingTitle = "chorus:barrier";
+  OpPlan plan(c10d::OpType::BARRIER, "chorus:barrier", {}, {});
   const at::Tensor token = at::zeros({1}, at::kByte);
   plan.keepAlive = {token};
   plan.issue = [token](chorusComm_t comm, chorusStream_t stream) {

@@ -32,11 +32,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::broadcast(std::vector<at::Ten
   checkRoot("broadcast", opts.rootRank, size_);
   TORCH_CHECK(opts.rootTensor >= 0 && opts.rootTensor < static_cast<int64_t>(tensors.size()),
               "broadcast: invalid root tensor: ", opts.rootTensor);
-  OpPlan plan;
-  plan.type = c10d::OpType::BROADCAST;
-  plan.profilingTitle = "chorus:broadcast";
-  plan.inputs = tensors;
-  plan.outputs = {tensors};
+  OpPlan plan(c10d::OpType::BROADCAST, "chorus:broadcast", tensors, {tensors});
   const int root = static_cast<int>(opts.rootRank);
   const bool isRoot = rank_ == root;
   const Staged s = stage(tensors[opts.rootTensor]);
@@ -68,11 +64,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather(std::vector<std::ve
   for (size_t i = 0; i < inputTensors.size(); ++i) {
     checkOutputList("allgather", outputTensors[i], inputTensors[i], size_);
   }
-  OpPlan plan;
-  plan.type = c10d::OpType::ALLGATHER;
-  plan.profilingTitle = "chorus:all_gather";
-  plan.inputs = inputTensors;
-  plan.outputs = outputTensors;
+  OpPlan plan(c10d::OpType::ALLGATHER, "chorus:all_gather", inputTensors, outputTensors);
   std::vector<Staged> ins;
   std::vector<at::Tensor> gathered;
   for (const at::Tensor& in : inputTensors) {
@@ -112,16 +104,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_allgather_base(at::Tensor& o
   TORCH_CHECK(outputBuffer.numel() == inputBuffer.numel() * size_,
               "_allgather_base: output tensor size must be equal to world_size times input tensor size (",
               outputBuffer.numel(), " != ", inputBuffer.numel(), " * ", size_, ")");
-  OpPlan plan;
-  plan.type = c10d::OpType::_ALLGATHER_BASE;
-  plan.profilingTitle = "chorus:all_gather_into_tensor";
-  plan.inputs = {inputBuffer};
-  plan.outputs = {{outputBuffer}};
+  OpPlan plan(c10d::OpType::_ALLGATHER_BASE, "chorus:all_gather_into_tensor", {inputBuffer}, {{outputBuffer}});
   const Staged in = stage(inputBuffer);
   const Staged out = stage(outputBuffer);
-  plan.keepAlive = {in.buffer, out.buffer};
-  if (in.copy()) plan.prologue = [in] { in.buffer.copy_(in.user); };
-  if (out.copy()) plan.epilogue = [out] { out.user.copy_(out.buffer); };
+  stageThrough(plan, in, out);
   plan.issue = [src = in.buffer, dst = out.buffer](chorusComm_t comm, chorusStream_t stream) {
     checkChorus(chorusAllGather(src.data_ptr(), dst.data_ptr(), byteSize(src), chorusUint8, comm, stream), comm,
                 "chorus: chorusAllGather");
@@ -147,11 +133,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather_coalesced(
     for (size_t i = 0; i < list.size(); ++i)
       checkLike("allgather_coalesced", "output tensors", {list[i]}, inputTensors[i]);
   }
-  OpPlan plan;
-  plan.type = c10d::OpType::ALLGATHER_COALESCED;
-  plan.profilingTitle = "chorus:all_gather";
-  plan.inputs = inputTensors;
-  plan.outputs = outputTensorLists;
+  OpPlan plan(c10d::OpType::ALLGATHER_COALESCED, "chorus:all_gather", inputTensors, outputTensorLists);
   const std::vector<at::Tensor> ins = inputTensors;
   const at::Tensor flat = flatBuffer(ins);
   const at::Tensor gathered = at::empty({size_, flat.numel()}, flat.options());
@@ -182,11 +164,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::gather(std::vector<std::vecto
   } else {
     TORCH_CHECK(outputTensors.empty(), "gather: requires empty output on non-root");
   }
-  OpPlan plan;
-  plan.type = c10d::OpType::GATHER;
-  plan.profilingTitle = "chorus:gather";
-  plan.inputs = inputTensors;
-  plan.outputs = outputTensors;
+  OpPlan plan(c10d::OpType::GATHER, "chorus:gather", inputTensors, outputTensors);
   const Staged in = stage(input);
   // Only the root receives: the others pass an empty scratch.
   const at::Tensor gathered =
@@ -216,11 +194,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::scatter(std::vector<at::Tenso
   } else {
     TORCH_CHECK(inputTensors.empty(), "scatter: requires empty input on non-root");
   }
-  OpPlan plan;
-  plan.type = c10d::OpType::SCATTER;
-  plan.profilingTitle = "chorus:scatter";
-  plan.inputs = isRoot ? inputTensors[0] : std::vector<at::Tensor>();
-  plan.outputs = {outputTensors};
+  OpPlan plan(c10d::OpType::SCATTER, "chorus:scatter", isRoot ? inputTensors[0] : std::vector<at::Tensor>(),
+              {outputTensors});
   const Staged out = stage(output);
   const at::Tensor flat = isRoot ? flatBuffer(inputTensors[0]) : at::empty({0}, output.options());
   plan.keepAlive = {out.buffer, flat};

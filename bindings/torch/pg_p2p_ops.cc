@@ -56,11 +56,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::send(std::vector<at::Tensor>&
   checkTensors("send", tensors);
   TORCH_CHECK(tensors.size() == 1, "send: requires a single-element tensor list");
   checkPeer("send", dstRank, size_);
-  OpPlan plan;
-  plan.type = c10d::OpType::SEND;
-  plan.profilingTitle = "chorus:send";
-  plan.inputs = tensors;
-  plan.outputs = {tensors};
+  OpPlan plan(c10d::OpType::SEND, "chorus:send", tensors, {tensors});
   plan.pointToPoint = true;
   const Staged s = stage(tensors[0]);
   plan.keepAlive = {s.buffer};
@@ -77,11 +73,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recv(std::vector<at::Tensor>&
   checkTensors("recv", tensors);
   TORCH_CHECK(tensors.size() == 1, "recv: requires a single-element tensor list");
   checkPeer("recv", srcRank, size_);
-  OpPlan plan;
-  plan.type = c10d::OpType::RECV;
-  plan.profilingTitle = "chorus:recv";
-  plan.inputs = tensors;
-  plan.outputs = {tensors};
+  OpPlan plan(c10d::OpType::RECV, "chorus:recv", tensors, {tensors});
   plan.pointToPoint = true;
   plan.sourceRank->store(srcRank);
   const Staged s = stage(tensors[0]);
@@ -102,11 +94,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recvAnysource(std::vector<at:
               "through the group's store, at a store round trip per send). Or pass src= to recv/irecv.");
   checkTensors("recv", tensors);
   TORCH_CHECK(tensors.size() == 1, "recv: requires a single-element tensor list");
-  OpPlan plan;
-  plan.type = c10d::OpType::RECVANYSOURCE;
-  plan.profilingTitle = "chorus:recvAnySource";
-  plan.inputs = tensors;
-  plan.outputs = {tensors};
+  OpPlan plan(c10d::OpType::RECVANYSOURCE, "chorus:recvAnySource", tensors, {tensors});
   plan.pointToPoint = true;
   const Staged s = stage(tensors[0]);
   plan.keepAlive = {s.buffer};
@@ -135,16 +123,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall_base(at::Tensor& out
     TORCH_CHECK(outputBuffer.numel() == inputBuffer.numel(),
                 "alltoall_base: input and output must have the same number of elements for equal splits");
   }
-  OpPlan plan;
-  plan.type = c10d::OpType::ALLTOALL_BASE;
-  plan.profilingTitle = "chorus:all_to_all";
-  plan.inputs = {inputBuffer};
-  plan.outputs = {{outputBuffer}};
+  OpPlan plan(c10d::OpType::ALLTOALL_BASE, "chorus:all_to_all", {inputBuffer}, {{outputBuffer}});
   const Staged in = stage(inputBuffer);
   const Staged out = stage(outputBuffer);
-  plan.keepAlive = {in.buffer, out.buffer};
-  if (in.copy()) plan.prologue = [in] { in.buffer.copy_(in.user); };
-  if (out.copy()) plan.epilogue = [out] { out.user.copy_(out.buffer); };
+  stageThrough(plan, in, out);
   const int n = size_;
   if (even) {
     plan.issue = [src = in.buffer, dst = out.buffer, n](chorusComm_t comm, chorusStream_t stream) {
@@ -196,11 +178,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall(std::vector<at::Tens
                     outputTensors[p].scalar_type() == inputTensors[0].scalar_type(),
                 "alltoall: tensors must all have the same type");
   }
-  OpPlan plan;
-  plan.type = c10d::OpType::ALLTOALL;
-  plan.profilingTitle = "chorus:all_to_all";
-  plan.inputs = inputTensors;
-  plan.outputs = {outputTensors};
+  OpPlan plan(c10d::OpType::ALLTOALL, "chorus:all_to_all", inputTensors, {outputTensors});
   std::vector<Staged> ins;
   std::vector<Staged> outs;
   bool stagedIn = false;

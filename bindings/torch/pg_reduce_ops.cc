@@ -60,11 +60,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce(std::vector<at::Ten
   const Reduction r = planReduction("allreduce", opts.reduceOp, tensors[0].scalar_type());
   TORCH_CHECK(tensors.size() == 1 || opts.reduceOp.op_ != c10d::ReduceOp::AVG,
               "allreduce: ReduceOp.AVG takes one tensor per process");
-  OpPlan plan;
-  plan.type = c10d::OpType::ALLREDUCE;
-  plan.profilingTitle = "chorus:all_reduce";
-  plan.inputs = tensors;
-  plan.outputs = {tensors};
+  OpPlan plan(c10d::OpType::ALLREDUCE, "chorus:all_reduce", tensors, {tensors});
   const Staged s = stage(tensors[0]);
   const at::Tensor buf = s.buffer;
   const std::vector<at::Tensor> all = tensors;
@@ -105,11 +101,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce_coalesced(std::vect
     TORCH_CHECK(t.device() == tensors[0].device(), "allreduce_coalesced: tensors must all be on the same device");
   }
   const Reduction r = planReduction("allreduce_coalesced", opts.reduceOp, tensors[0].scalar_type());
-  OpPlan plan;
-  plan.type = c10d::OpType::ALLREDUCE_COALESCED;
-  plan.profilingTitle = "chorus:all_reduce";
-  plan.inputs = tensors;
-  plan.outputs = {tensors};
+  OpPlan plan(c10d::OpType::ALLREDUCE_COALESCED, "chorus:all_reduce", tensors, {tensors});
   const at::Tensor flat = flatBuffer(tensors);
   const std::vector<at::Tensor> all = tensors;
   plan.keepAlive.push_back(flat);
@@ -136,11 +128,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::reduce(std::vector<at::Tensor
   checkRoot("reduce", opts.rootRank, size_);
   TORCH_CHECK(opts.rootTensor == 0, "reduce: invalid root tensor: ", opts.rootTensor);
   const Reduction r = planReduction("reduce", opts.reduceOp, tensors[0].scalar_type());
-  OpPlan plan;
-  plan.type = c10d::OpType::REDUCE;
-  plan.profilingTitle = "chorus:reduce";
-  plan.inputs = tensors;
-  plan.outputs = {tensors};
+  OpPlan plan(c10d::OpType::REDUCE, "chorus:reduce", tensors, {tensors});
   const Staged s = stage(tensors[0]);
   const at::Tensor buf = s.buffer;
   const int root = static_cast<int>(opts.rootRank);
@@ -177,11 +165,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::reduce_scatter(std::vector<at
   const at::Tensor out = outputTensors[0];
   checkLike("reduce_scatter", "input tensors", inputTensors[0], out);
   const Reduction r = planReduction("reduce_scatter", opts.reduceOp, out.scalar_type());
-  OpPlan plan;
-  plan.type = c10d::OpType::REDUCE_SCATTER;
-  plan.profilingTitle = "chorus:reduce_scatter";
-  plan.inputs = inputTensors[0];
-  plan.outputs = {outputTensors};
+  OpPlan plan(c10d::OpType::REDUCE_SCATTER, "chorus:reduce_scatter", inputTensors[0], {outputTensors});
   const std::vector<at::Tensor> ins = inputTensors[0];
   const at::Tensor flat = flatBuffer(ins);
   const Staged s = stage(out);
@@ -217,22 +201,17 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_reduce_scatter_base(at::Tens
               "_reduce_scatter_base: input tensor must be the same size as output size times world size (",
               inputBuffer.numel(), " != ", outputBuffer.numel(), " * ", size_, ")");
   const Reduction r = planReduction("_reduce_scatter_base", opts.reduceOp, outputBuffer.scalar_type());
-  OpPlan plan;
-  plan.type = c10d::OpType::_REDUCE_SCATTER_BASE;
-  plan.profilingTitle = "chorus:reduce_scatter_tensor";
-  plan.inputs = {inputBuffer};
-  plan.outputs = {{outputBuffer}};
+  OpPlan plan(c10d::OpType::_REDUCE_SCATTER_BASE, "chorus:reduce_scatter_tensor", {inputBuffer}, {{outputBuffer}});
   Staged in = stage(inputBuffer);
   if (r.premul() && !in.copy()) in.buffer = at::empty_like(inputBuffer, at::MemoryFormat::Contiguous);
   const Staged out = stage(outputBuffer);
-  plan.keepAlive = {in.buffer, out.buffer};
-  if (in.copy() || r.premul()) {
+  stageThrough(plan, in, out);
+  if (r.premul()) {
     plan.prologue = [in, r] {
       in.buffer.copy_(in.user);
       premultiply(in.buffer, r);
     };
   }
-  if (out.copy()) plan.epilogue = [out] { out.user.copy_(out.buffer); };
   const at::Tensor src = in.buffer;
   const at::Tensor dst = out.buffer;
   if (r.native) {

@@ -31,11 +31,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduceSparse(std::vector<a
   TORCH_CHECK(target.layout() == at::kSparse, "allreduce: expected a sparse COO tensor, got layout ", target.layout());
   TORCH_CHECK(target.device().is_cpu(), "allreduce: sparse tensors are reduced on the CPU by chorus, got ",
               target.device());
-  OpPlan plan;
-  plan.type = c10d::OpType::ALLREDUCE;
-  plan.profilingTitle = "chorus:sparse_all_reduce";
-  plan.inputs = tensors;
-  plan.outputs = {tensors};
+  OpPlan plan(c10d::OpType::ALLREDUCE, "chorus:sparse_all_reduce", tensors, {tensors});
   ++seq_;
   const int n = size_;
   return host_->runNow(std::move(plan), [target, n](chorusComm_t comm) {
