@@ -12,6 +12,8 @@ to save the re-import of torch in every rank), plus a report.
 it with "gloo" and "chorus" at each world size (one subprocess per run) and prints, per world size, the
 counts and every test that Gloo passes and Chorus does not, with the reason.
 
+--beyond-gloo also opens the CPU all_to_all tests the file reserves for MPI (Gloo 1.13 cannot run them).
+
 --as-gloo (the default for backends other than gloo) runs the suite as it runs for Gloo: the file's
 `BACKEND == "gloo"` gates and its backend feature lists accept the backend too, so the tests Gloo runs on
 CPU run on it (gates that only exist to skip backends without a feature are what would otherwise hide a
@@ -44,6 +46,8 @@ def _parse_args(argv):
     cmp.add_argument("--out", default=".", help="folder for the per-run JSON files")
     cmp.add_argument("--expect", help="JSON file: tests allowed to differ from the reference, with the reason")
     for q in (run, cmp):
+        q.add_argument("--beyond-gloo", action="store_true",
+                       help="also run the CPU tests the file reserves for MPI (all_to_all), which Gloo cannot run")
         q.add_argument("--filter", default="", help="only tests whose name matches this regular expression")
         q.add_argument("--start-method", choices=("spawn", "fork"), default="spawn")
         q.add_argument("--timeout", type=int, default=300, help="seconds per test (PyTorch's default is 300)")
@@ -64,6 +68,9 @@ def _treat_as_gloo(source, backend):
         (r'BACKEND == "gloo"', f'BACKEND in ("gloo", {b})'),
         (r'require_backend\(\{"gloo"\}\)', f'require_backend({{"gloo", {b}}})'),
     ]
+    if os.environ.get("CHORUS_DT_BEYOND_GLOO") == "1":
+        # The CPU all-to-all tests the file runs for MPI only (Gloo 1.13 lacks all_to_all of lists).
+        rules.append((r'BACKEND != "mpi", "Only MPI supports', f'BACKEND not in ("mpi", {b}), "Only MPI supports'))
     for pattern, replacement in rules:
         source = re.sub(pattern, replacement, source)
     return source
@@ -253,6 +260,8 @@ def _compare(args):
                    "--json", path, "--start-method", args.start_method, "--timeout", str(args.timeout)]
             if args.filter:
                 cmd += ["--filter", args.filter]
+            if args.beyond_gloo and backend != ref:
+                cmd += ["--beyond-gloo"]
             if args.as_gloo is not None:
                 cmd += ["--as-gloo" if args.as_gloo else "--as-shipped"]
             print(f"=== {backend}, {ws} ranks: {' '.join(cmd)}", flush=True)
@@ -287,7 +296,8 @@ def main():
     as_gloo = args.as_gloo if args.as_gloo is not None else args.backend != "gloo"
     env = dict(os.environ, BACKEND=args.backend, WORLD_SIZE=str(args.world_size), CHORUS_DT_DRIVER="1",
                CHORUS_DT_AS_GLOO="1" if as_gloo else "0", CHORUS_DT_START_METHOD=args.start_method,
-               DISTRIBUTED_TESTS_DEFAULT_TIMEOUT=str(args.timeout))
+               DISTRIBUTED_TESTS_DEFAULT_TIMEOUT=str(args.timeout),
+               CHORUS_DT_BEYOND_GLOO="1" if args.beyond_gloo else "0")
     if args.backend == "chorus" and "CHORUS_TORCH_ANY_SOURCE" not in os.environ:
         # Gloo receives from any source; chorus_torch does when sends announce themselves (off by default).
         env["CHORUS_TORCH_ANY_SOURCE"] = "1"
