@@ -166,6 +166,7 @@ def main():
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--ddp-only", action="store_true")
     args = p.parse_args()
+    print(f"load average before the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", flush=True)
     tables = []
     for n in [int(x) for x in args.ranks.split(",")]:
         path = tempfile.mktemp(prefix="bench_torch_store_")
@@ -173,6 +174,7 @@ def main():
         mp.start_processes(_worker, args=(n, path, args, out), nprocs=n, start_method="fork")
         tables.append(_table(torch.load(out)))
         os.unlink(out)
+    print(f"load average after the run: {os.getloadavg()[0]:.1f}")
     print("\n" + "\n".join(tables))
 
 
