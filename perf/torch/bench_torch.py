@@ -32,7 +32,7 @@ def _sizes(max_bytes):
     s, out = 8, []
     while s <= max_bytes:
         out.append(s)
-        s *= 4 if s < 1 << 20 else 2
+        s *= 4 if s < 1 << 19 else 2
     return out
 
 
