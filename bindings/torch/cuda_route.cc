@@ -112,7 +112,7 @@ c10::intrusive_ptr<c10d::Work> CudaRoute::run(OpPlan plan, const at::Device& dev
   cudaStream_t stream = c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(index)).stream();
   // Host steps here are torch operations on the current stream: they are ordered like the calls.
   if (plan.prologue) plan.prologue();
-  const bool grouped = plan.pointToPoint;
+  const bool grouped = plan.pointToPoint || plan.groupCalls;
   if (grouped) checkChorus(chorusGroupStart(), comm, "chorus: chorusGroupStart");
   try {
     plan.issue(comm, stream);

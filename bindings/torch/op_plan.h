@@ -43,6 +43,8 @@ struct OpPlan {
   // Send or receive: deferred into a group with the point-to-point operations that follow it, so that an
   // isend and an irecv issued back to back on two ranks cannot block each other.
   bool pointToPoint = false;
+  // Several Chorus calls in `issue`: issued inside one group, so that they are all launched or none is.
+  bool groupCalls = false;
   // The source rank a receive reports (Work::sourceRank); -1 when not a receive, or not known yet (a
   // receive from any source learns it when it is issued).
   std::shared_ptr<std::atomic<int>> sourceRank = std::make_shared<std::atomic<int>>(-1);

@@ -70,14 +70,11 @@ c10::intrusive_ptr<ChorusWork> OpQueue::runNow(OpPlan plan, const std::function<
 }
 
 bool OpQueue::hasEpiloguePendingLocked() const {
-  for (const auto& w : pending_) {
-    if (w->plan_.epilogue) return true;
-  }
-  return false;
+  return epiloguesPending_ > 0;
 }
 
 void OpQueue::issueLocked(const std::vector<c10::intrusive_ptr<ChorusWork>>& works) {
-  const bool grouped = works.size() > 1 || works[0]->plan_.pointToPoint;
+  const bool grouped = works.size() > 1 || works[0]->plan_.pointToPoint || works[0]->plan_.groupCalls;
   for (const auto& w : works) {
     if (w->plan_.prologue) w->plan_.prologue();
   }
@@ -92,6 +89,7 @@ void OpQueue::issueLocked(const std::vector<c10::intrusive_ptr<ChorusWork>>& wor
   if (grouped) checkChorus(chorusGroupEnd(), comm_, "chorus: chorusGroupEnd");
   for (const auto& w : works) {
     w->seq_ = ++issued_;
+    if (w->plan_.epilogue) ++epiloguesPending_;
     pending_.push_back(w);
   }
 }
@@ -154,6 +152,7 @@ bool OpQueue::complete(uint64_t target, bool block) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     while (!pending_.empty() && pending_.front()->seq_ <= snapshot) {
+      if (pending_.front()->plan_.epilogue) --epiloguesPending_;
       finished.push_back(std::move(pending_.front()));
       pending_.pop_front();
     }

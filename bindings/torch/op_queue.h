@@ -92,6 +92,7 @@ class OpQueue : public std::enable_shared_from_this<OpQueue> {
   std::mutex mu_;  // issue order and the comm's calls; the fields below
   uint64_t issued_ = 0;
   std::deque<c10::intrusive_ptr<ChorusWork>> pending_;  // issued, not complete, in issue order
+  int epiloguesPending_ = 0;                            // works in pending_ with an epilogue
   std::vector<c10::intrusive_ptr<ChorusWork>> deferred_;
   bool coalescing_ = false;
   bool shutDown_ = false;

@@ -73,6 +73,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather(std::vector<std::ve
     plan.keepAlive.push_back(ins.back().buffer);
     plan.keepAlive.push_back(gathered.back());
   }
+  plan.groupCalls = ins.size() > 1;
   bool staged = false;
   for (const Staged& s : ins) staged = staged || s.copy();
   if (staged) {
