@@ -1,6 +1,7 @@
 // c10d's ReduceOp on a tensor type, as Chorus does it. Chorus reduces sum, prod, max, min and avg over its
 // own element types; the rest is built here on top of the public API:
-//  - bool (held as uint8 0/1): sum is max (logical or), product is min (logical and), as Gloo computes them;
+//  - bool (held as uint8 0/1): sum is max (logical or), product is min (logical and), as ProcessGroupNCCL
+//    maps them (Gloo 1.13 refuses bool);
 //  - PREMUL_SUM: the input multiplied by the factor, then summed;
 //  - BAND, BOR, BXOR and types Chorus lacks (int16, ...): the values are gathered and folded locally, in rank
 //    order, so every rank computes the same bits.
