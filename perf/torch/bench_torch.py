@@ -11,7 +11,7 @@ algbw = bytes / time, busbw = algbw * 2 (n - 1) / n (nccl-tests' convention).
 
 DDP step: forward, backward (gradients all-reduced by DDP in buckets while backward runs) and an SGD step
 of an MLP; "exposed communication" is the step time minus the same step without DDP (no communication),
-measured in the same processes. Each rank uses one intra-op thread (torch.set_num_threads(1)) for both
+measured in the same processes, the three variants interleaved step by step (median of each). Each rank uses one intra-op thread (torch.set_num_threads(1)) for both
 backends.
 """
 import argparse
@@ -82,41 +82,40 @@ class _MLP(torch.nn.Module):
         return self.layers(x)
 
 
-def _step_time(model, params, batch, steps):
-    opt = torch.optim.SGD(params, lr=1e-4)
-    x = torch.randn(batch, model_width(model))
-    for i in range(steps + 2):
-        if i == 2:
-            start = time.perf_counter()
-        loss = model(x).square().mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    return (time.perf_counter() - start) / steps
-
-
-def model_width(model):
-    m = model.module if hasattr(model, "module") else model
-    return m.layers[0][0].in_features
-
-
-def _bench_ddp(rank, n, groups, width, depth, batch, steps, rounds):
+def _bench_ddp(rank, n, groups, width, depth, batch, steps, rounds, bucket_mb):
+    """Per-step times of the same MLP trained without DDP, with DDP on chorus and with DDP on gloo, the three
+    interleaved step by step (in a rotating order, ranks aligned by a barrier before each step) so that
+    machine load hits all three alike; the median of each, the slowest rank's."""
     from torch.nn.parallel import DistributedDataParallel as DDP
 
     torch.manual_seed(0)
-    local = _MLP(width, depth)
-    results = {"params": sum(p.numel() for p in local.parameters())}
-    samples = {name: [] for name in ["compute"] + list(groups)}
-    models = {name: DDP(_MLP(width, depth), process_group=g) for name, g in groups.items()}
-    for _ in range(rounds):
-        samples["compute"].append(_step_time(local, local.parameters(), batch, steps))
-        for name, m in models.items():
-            dist.barrier(group=groups[name])
-            samples[name].append(_step_time(m, m.parameters(), batch, steps))
-    for name, s in samples.items():
-        e = torch.tensor([min(s)], dtype=torch.float64)
+    models = {"compute": _MLP(width, depth)}
+    for name, g in groups.items():
+        models[name] = DDP(_MLP(width, depth), process_group=g, bucket_cap_mb=bucket_mb)
+    opts = {k: torch.optim.SGD(m.parameters(), lr=1e-4) for k, m in models.items()}
+    x = torch.randn(batch, width)
+
+    def step(k):
+        loss = models[k](x).square().mean()
+        opts[k].zero_grad()
+        loss.backward()
+        opts[k].step()
+
+    names = list(models)
+    times = {k: [] for k in names}
+    for i in range(3 + steps * rounds):
+        order = names[i % len(names):] + names[:i % len(names)]
+        for k in order:
+            dist.barrier(group=groups["gloo"])
+            start = time.perf_counter()
+            step(k)
+            if i >= 3:  # warm-up steps (DDP's first iterations rebuild buckets)
+                times[k].append(time.perf_counter() - start)
+    results = {"params": sum(p.numel() for p in models["compute"].parameters())}
+    for k, t in times.items():
+        e = torch.tensor([sorted(t)[len(t) // 2]], dtype=torch.float64)
         dist.all_reduce(e, op=dist.ReduceOp.MAX, group=groups["gloo"])
-        results[name] = e.item()
+        results[k] = e.item()
     return results
 
 
@@ -128,7 +127,7 @@ def _worker(rank, n, path, args, out_path):
     if rank == 0:
         print(f"== {n} ranks", flush=True)
     rows = _bench_all_reduce(rank, n, groups, _sizes(args.max_bytes), args.rounds) if not args.ddp_only else []
-    ddp = _bench_ddp(rank, n, groups, args.width, args.depth, args.batch, args.steps, args.rounds)
+    ddp = _bench_ddp(rank, n, groups, args.width, args.depth, args.batch, args.steps, args.rounds, args.bucket_mb)
     if rank == 0:
         torch.save({"ranks": n, "all_reduce": rows, "ddp": ddp}, out_path)
     dist.destroy_process_group()
@@ -163,7 +162,8 @@ def main():
     p.add_argument("--width", type=int, default=1024)
     p.add_argument("--depth", type=int, default=8)
     p.add_argument("--batch", type=int, default=32)
-    p.add_argument("--steps", type=int, default=10)
+    p.add_argument("--steps", type=int, default=10, help="DDP steps per round and variant")
+    p.add_argument("--bucket-mb", type=float, default=25, help="DDP's bucket_cap_mb (its default: 25)")
     p.add_argument("--ddp-only", action="store_true")
     args = p.parse_args()
     print(f"load average before the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", flush=True)
