@@ -17,4 +17,12 @@ LD_LIBRARY_PATH="$work/prefix/lib" "$work/cmake-build/consumer"
 export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig"
 g++ -std=c++17 "$src/project/consumer.cc" -o "$work/pc-consumer" $(pkg-config --cflags --libs chorus) -pthread
 LD_LIBRARY_PATH="$work/prefix/lib" "$work/pc-consumer"
+# The PyTorch backend, when the build has it: the installed package imports and registers "chorus" (its
+# extension finds the installed libchorus through its RUNPATH).
+for pkg in "$work"/prefix/lib/python3*/dist-packages/chorus_torch; do
+  [ -d "$pkg" ] || continue
+  PYTHONPATH=$(dirname "$pkg") /usr/bin/python3 -c \
+    "import chorus_torch, torch.distributed as d; assert d.Backend('chorus') == 'chorus'; assert '$work' in chorus_torch.__file__"
+  echo "chorus_torch imports from the install"
+done
 echo "consumer check passed"

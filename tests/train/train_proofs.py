@@ -93,6 +93,25 @@ class Proofs(unittest.TestCase):
         self.assertLessEqual(diff(self.path("one"), self.path("dp")), 1e-6)
         self.assertSameLosses(self.path("one.csv"), self.path("dp.csv"), rtol=1e-6)
 
+    def test_torchrun_style_variables(self):
+        # Two processes started by hand with RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT, as torchrun sets them.
+        import socket
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        exe = os.path.join(BIN, "chorus-train")
+        procs = []
+        for r in range(2):
+            env = dict(os.environ, RANK=str(r), WORLD_SIZE="2", LOCAL_RANK=str(r), MASTER_ADDR="127.0.0.1",
+                       MASTER_PORT=str(port))
+            args = [exe] + TINY + ["--steps", "3", "--save", self.path("torchrun")]
+            procs.append(subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        for p in procs:
+            out, err = p.communicate(timeout=120)
+            self.assertEqual(p.returncode, 0, err)
+        train(["--steps", "3", "--save", self.path("chorusrun")], np=2)
+        self.assertEqual(diff(self.path("torchrun"), self.path("chorusrun")), 0.0)
+
     def test_threads_and_tcp_equal_processes_bitwise(self):
         train(["--steps", "3", "--zero", "1", "--save", self.path("proc")], np=2)
         train(["--steps", "3", "--zero", "1", "--save", self.path("threads")], np=2, launcher="threads")
