@@ -15,7 +15,7 @@
 #include "base/wait.h"
 #include "transport/inproc/transport.h"
 #include "transport/shm/transport.h"
-#include "transport/socket/transport.h"
+#include "transport/net/transport.h"
 
 namespace chorus::transport {
 namespace {
@@ -25,7 +25,7 @@ enum Kind { kInproc = 0, kShm = 1, kSocket = 2 };
 std::unique_ptr<Transport> make(int kind) {
   if (kind == kInproc) return std::make_unique<inproc::InprocTransport>();
   if (kind == kShm) return std::make_unique<shm::ShmTransport>();
-  return std::make_unique<socket::SocketTransport>();
+  return std::make_unique<net::NetTransport>();
 }
 
 WaitContext longWait() {

@@ -6,7 +6,7 @@
 #include "transport/cuda/transport.h"
 #include "transport/inproc/transport.h"
 #include "transport/shm/transport.h"
-#include "transport/socket/transport.h"
+#include "transport/net/transport.h"
 
 namespace chorus::transport {
 
@@ -26,7 +26,7 @@ TransportTable::TransportTable(const std::string& forced) : forced_(forced) {
 #if CHORUS_BUILD_CUDA
   transports_.push_back(std::make_unique<cuda::CudaTransport>());
 #endif
-  transports_.push_back(std::make_unique<socket::SocketTransport>());
+  transports_.push_back(std::make_unique<net::NetTransport>());
   if (forced_.empty()) return;
   std::vector<std::string> names;
   for (const auto& t : transports_) {

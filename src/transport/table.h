@@ -3,9 +3,9 @@
 //   inproc  host FIFOs   ranks in one process (PeerInfo::processId)
 //   shm     host FIFOs   ranks on one host (PeerInfo::hostHash)
 //   cuda    device FIFOs CUDA ranks on one host (CUDA builds)
-//   socket  host FIFOs   any two ranks
-// A communicator owns one table, and so one instance of every transport (the socket transport's proxy thread
-// is therefore per communicator). More transports join with add() (a network plugin goes before "socket").
+//   socket  host FIFOs   any two ranks, through the network plugin CHORUS_NET selects (net/transport.h)
+// A communicator owns one table, and so one instance of every transport (the network transport's proxy thread
+// is therefore per communicator). More transports join with add().
 // CHORUS_TRANSPORT=inproc|shm|socket forces one host transport for every pair; a pair it cannot connect is an
 // error that names the variable.
 #pragma once

@@ -26,7 +26,7 @@
 #include "base/wait.h"
 #include "transport/inproc/transport.h"
 #include "transport/shm/transport.h"
-#include "transport/socket/transport.h"
+#include "transport/net/transport.h"
 #include "transport/transport.h"
 
 namespace chorus::transport::testing {
@@ -58,7 +58,7 @@ inline std::unique_ptr<Transport> makeTransport(Kind k) {
   switch (k) {
     case Kind::kInproc: return std::make_unique<inproc::InprocTransport>();
     case Kind::kShm: return std::make_unique<shm::ShmTransport>();
-    case Kind::kSocket: return std::make_unique<socket::SocketTransport>();
+    case Kind::kSocket: return std::make_unique<net::NetTransport>();
   }
   return nullptr;
 }

@@ -8,7 +8,9 @@
 
 #include "base/params.h"
 #include "base/socket.h"
-#include "transport/socket/descriptor.h"
+#include "transport/descriptor.h"
+#include "transport/net/socket_plugin.h"
+#include "transport/net/transport.h"
 #include "transport/table.h"
 #include "transport_harness.h"
 
@@ -130,7 +132,7 @@ TEST(TransportSelect, ConnectsThroughTheChosenTransport) {
 TEST(TransportDescriptors, WrongTransportIsReported) {
   PeerInfo a = peer(0, 1, 10), b = peer(1, 1, 10);
   shm::ShmTransport shmT;
-  socket::SocketTransport sockT;
+  net::NetTransport sockT;
   std::vector<uint8_t> desc;
   auto recv = createHostRecv(shmT, pairSpec(b, a), &desc);
   try {
@@ -204,14 +206,19 @@ TEST(TransportInproc, DepthMustBeAPowerOfTwo) {
 // A connection to the socket listener that does not present the receiver's token is dropped, and the real
 // sender still connects.
 TEST(TransportSocket, StrangerIsRejected) {
-  socket::SocketTransport recvT, sendT;
+  net::NetTransport recvT, sendT;
   PeerInfo a = peer(0, 1, 10), b = peer(1, 2, 20);
   std::vector<uint8_t> desc;
   auto recv = createHostRecv(recvT, pairSpec(b, a), &desc);
-  auto d = socket::Descriptor::decode(desc);
-  chorus::Socket stranger = chorus::Socket::connect(SocketAddress::parse(d.address), waitFor(5000));
-  socket::Hello hello{};
-  hello.magic = socket::kHelloMagic;
+  // The descriptor: magic, plugin name ("socket"), then the plugin's handle (socket_plugin.h).
+  DescriptorReader r(desc, "socket");
+  r.get<uint32_t>();
+  ASSERT_EQ(r.getString(), "socket");
+  netplugin::sock::Handle h{};
+  r.getBytes(&h, sizeof(h));
+  chorus::Socket stranger = chorus::Socket::connect(SocketAddress::parse(h.addr.toString()), waitFor(5000));
+  netplugin::sock::Hello hello{};
+  hello.magic = netplugin::sock::kMagic;
   hello.stream = 0;  // right stream, wrong token
   stranger.sendAll(&hello, sizeof(hello), waitFor(5000));
   char byte;
@@ -235,11 +242,11 @@ TEST(TransportSocket, ChunkRangesPartitionSlots) {
       uint64_t next = 0;
       for (uint32_t s = 0; s < n; ++s) {
         uint64_t lo, hi;
-        socket::chunkRange(total, n, s, &lo, &hi);
+        netplugin::sock::chunkRange(total, n, s, &lo, &hi);
         EXPECT_EQ(lo, next);
         EXPECT_LE(lo, hi);
         next = hi;
-        if (total <= socket::kMinChunk && s > 0) {
+        if (total <= netplugin::sock::kMinChunk && s > 0) {
           EXPECT_EQ(lo, hi);
         }
       }
