@@ -65,8 +65,16 @@ void waitOn(FifoControl* f, const std::atomic<uint32_t>* counter, std::atomic<ui
   ProbeTimer probe;
   for (;;) {
     if (ready()) return;
-    // Data published before the far end closed is still delivered: closed is looked at only when not ready.
-    if (f->closed.load(std::memory_order_acquire) != 0 || probe.due()) check();
+    // Data published before the far end closed is still delivered: closed is looked at only when not ready,
+    // and ready() is asked once more when the check fails (a proxy may publish and close in between).
+    if (f->closed.load(std::memory_order_acquire) != 0 || probe.due()) {
+      try {
+        check();
+      } catch (const Error&) {
+        if (ready()) return;
+        throw;
+      }
+    }
     if (!waiter.sleeping()) {
       waiter.pause();
       continue;

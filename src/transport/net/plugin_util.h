@@ -150,8 +150,9 @@ inline int connectDone(int fd, const WireAddress& to) {
   return 1;
 }
 
-// Non-blocking transfer of the rest of a small record: advances *done; 1 when complete, 0 when it would
-// block, -1 when the peer closed or the socket failed (lastError set).
+// Non-blocking transfer of the rest of a record: advances *done; 1 when complete, 0 when it would block, -1
+// when the socket failed, kClosed when the peer closed it in an orderly way (recv only; lastError set).
+constexpr int kClosed = -2;
 inline int sendSome(int fd, const void* data, size_t n, size_t* done) {
   while (*done < n) {
     ssize_t r = ::send(fd, static_cast<const char*>(data) + *done, n - *done, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -167,7 +168,7 @@ inline int recvSome(int fd, void* data, size_t n, size_t* done) {
     ssize_t r = ::recv(fd, static_cast<char*>(data) + *done, n - *done, MSG_DONTWAIT);
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
     if (r < 0 && errno == EINTR) continue;
-    if (r == 0) return fail(chorusNetRemoteError, "the peer closed the connection"), -1;
+    if (r == 0) return fail(chorusNetRemoteError, "the peer closed the connection"), kClosed;
     if (r < 0) return fail(chorusNetRemoteError, "recv: %s", strerror(errno)), -1;
     *done += static_cast<size_t>(r);
   }

@@ -137,27 +137,38 @@ bool Proxy::establish(NetConn& c) {
   return true;
 }
 
-// Tests the oldest requests in order; returns how many completed, or -1 after failing the connection.
-// `sizes`: where a receive's size goes (receiver only).
-static int completeInOrder(const chorusNet_v1_t* plugin, NetConn& c, bool recordSizes) {
+// Tests the oldest requests in order and publishes the ones that finished: the sender frees their slots
+// (head), the receiver publishes them with their sizes (tail). A request that failed fails the connection
+// only after those before it are published, so that everything that arrived is delivered.
+static bool completeInOrder(const chorusNet_v1_t* plugin, NetConn& c) {
   FifoControl* f = c.fifo.control();
-  int n = 0;
+  const uint32_t before = c.completed;
+  std::string failure;
   while (!c.requests.empty()) {
     int done = 0;
     size_t size = 0;
     chorusNetResult_t r = plugin->test(c.requests.front(), &done, &size);
     if (r != chorusNetSuccess) {
       c.requests.clear();  // the plugin frees a failed comm's requests when it is closed
-      c.fail(pluginError(plugin, r));
-      return -1;
+      failure = pluginError(plugin, r);
+      break;
     }
     if (!done) break;
-    if (recordSizes) f->sizes[c.completed % f->nslots] = size;
+    if (!c.send) f->sizes[c.completed % f->nslots] = size;
     c.requests.pop_front();
     ++c.completed;
-    ++n;
   }
-  return n;
+  if (c.completed != before) {
+    if (c.send) {
+      f->head.store(c.completed, std::memory_order_seq_cst);
+      if (f->producerSleeping.load(std::memory_order_seq_cst) != 0) futexWake(&f->head);
+    } else {
+      f->tail.store(c.completed, std::memory_order_seq_cst);
+      if (f->consumerSleeping.load(std::memory_order_seq_cst) != 0) futexWake(&f->tail);
+    }
+  }
+  if (!failure.empty()) c.fail(failure);
+  return c.completed != before || !failure.empty();
 }
 
 bool Proxy::progressSend(NetConn& c) {
@@ -177,14 +188,7 @@ bool Proxy::progressSend(NetConn& c) {
     ++c.posted;
     moved = true;
   }
-  int n = completeInOrder(plugin_, c, false);
-  if (n < 0) return true;
-  if (n > 0) {
-    f->head.store(c.completed, std::memory_order_seq_cst);
-    if (f->producerSleeping.load(std::memory_order_seq_cst) != 0) futexWake(&f->head);
-    moved = true;
-  }
-  return moved;
+  return completeInOrder(plugin_, c) || moved;
 }
 
 bool Proxy::progressRecv(NetConn& c) {
@@ -204,14 +208,7 @@ bool Proxy::progressRecv(NetConn& c) {
     ++c.posted;
     moved = true;
   }
-  int n = completeInOrder(plugin_, c, true);
-  if (n < 0) return true;
-  if (n > 0) {
-    f->tail.store(c.completed, std::memory_order_seq_cst);
-    if (f->consumerSleeping.load(std::memory_order_seq_cst) != 0) futexWake(&f->tail);
-    moved = true;
-  }
-  return moved;
+  return completeInOrder(plugin_, c) || moved;
 }
 
 void Proxy::setSleepFlags(bool on) {

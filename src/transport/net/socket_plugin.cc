@@ -40,6 +40,7 @@ struct Request {
   uint32_t tag = 0;
   bool headerKnown = false;  // recv: stream 0 has read the header
   uint32_t streamsDone = 0;
+  uint64_t seq = 0;  // position in the comm's posting order
   chorusNetResult_t error = chorusNetSuccess;
   std::string message;
 };
@@ -50,6 +51,7 @@ struct Stream {
   Header header{};   // stream 0
   size_t headerOff = 0;
   uint64_t off = 0;  // bytes of this stream's chunk transferred
+  bool eof = false;  // receiver: the sender closed this stream between two messages
 };
 
 struct Comm {
@@ -258,6 +260,7 @@ chorusNetResult_t post(Comm* c, void* data, size_t size, int tag, void* mhandle,
   r->data = static_cast<char*>(data);
   r->size = size;
   r->tag = static_cast<uint32_t>(tag);
+  r->seq = c->posted;
   *request = r.get();
   c->queue.push_back(std::move(r));
   ++c->posted;
@@ -281,25 +284,32 @@ Request* at(Comm* c, size_t seq) {
   return seq - c->base < c->queue.size() ? c->queue[seq - c->base].get() : nullptr;
 }
 
-// Moves bytes on every stream until each would block; fails the comm on a socket error.
+// Moves bytes on every stream until each would block; fails the comm on a socket error. A stream the sender
+// closed between messages only stops (eof): what was sent before is still delivered, and only the receives it
+// owes data fail (test()).
 void progress(Comm* c) {
   const auto n = static_cast<uint32_t>(c->streams.size());
   for (uint32_t s = 0; s < n && c->broken == chorusNetSuccess; ++s) {
     Stream& st = c->streams[s];
     for (Request* r = at(c, st.index); r != nullptr; r = at(c, st.index)) {
       if (!c->send && s > 0 && !r->headerKnown) break;  // the size comes from stream 0
+      if (st.eof && (s == 0 || !r->headerKnown)) break;
       if (s == 0 && (c->send || !r->headerKnown)) {
-        if (st.headerOff == 0) st.header = {r->tag, 0, r->size};
+        bool boundary = st.headerOff == 0;
+        if (boundary) st.header = {r->tag, 0, r->size};
         int k = c->send ? sendSome(st.fd, &st.header, sizeof(Header), &st.headerOff)
                         : recvSome(st.fd, &st.header, sizeof(Header), &st.headerOff);
+        if (k == kClosed && boundary) {
+          st.eof = true;
+          break;
+        }
         if (k < 0) return c->breakWith(chorusNetRemoteError);
         if (k == 0) break;
         if (!c->send) {
           if (st.header.tag != r->tag || st.header.size > r->size) {
             fail(chorusNetProtocolError,
-                 "%s plugin: a message of %llu bytes with tag %u reached a receive of %llu "
-                 "bytes with tag %u",
-                 kName, static_cast<unsigned long long>(st.header.size), st.header.tag,
+                 "%s plugin: a message of %llu bytes with tag %u reached a receive of %llu bytes with tag %u", kName,
+                 static_cast<unsigned long long>(st.header.size), st.header.tag,
                  static_cast<unsigned long long>(r->size), r->tag);
             return c->breakWith(chorusNetProtocolError);
           }
@@ -309,8 +319,13 @@ void progress(Comm* c) {
       }
       uint64_t lo, hi;
       chunkRange(r->size, n, s, &lo, &hi);
+      if (st.eof && hi > lo) break;  // a chunk the closed stream owes: test() fails the request
       size_t off = st.off;
       int k = c->send ? sendSome(st.fd, r->data + lo, hi - lo, &off) : recvSome(st.fd, r->data + lo, hi - lo, &off);
+      if (k == kClosed && s > 0 && st.off == 0) {
+        st.eof = true;  // closed before this chunk began; if the message was sent, the test fails it
+        break;
+      }
       st.off = off;
       if (k < 0) return c->breakWith(chorusNetRemoteError);
       if (k == 0) break;
@@ -327,9 +342,22 @@ chorusNetResult_t test(void* request, int* done, size_t* size) {
   Comm* c = r->comm;
   *done = 0;
   progress(c);
-  if (r->streamsDone < c->streams.size() && c->broken == chorusNetSuccess && c->send && peerGone(c->streams[0].fd)) {
-    // A sender learns that its receiver went away only by reading: receivers never send.
-    c->breakWith(fail(chorusNetRemoteError, "the receiver closed the connection"));
+  if (r->streamsDone < c->streams.size() && c->broken == chorusNetSuccess) {
+    if (c->send && peerGone(c->streams[0].fd)) {
+      // A sender learns that its receiver went away only by reading: receivers never send.
+      c->breakWith(fail(chorusNetRemoteError, "the receiver closed the connection"));
+    }
+    // A stream at its end that still owes part of this request never delivers it: stream 0 owes the header
+    // of every request it has not passed, another stream only a non-empty chunk of a known size.
+    for (uint32_t s = 0; s < c->streams.size(); ++s) {
+      const Stream& st = c->streams[s];
+      if (!st.eof || st.index > r->seq) continue;
+      uint64_t lo = 0, hi = 1;
+      if (s > 0 && r->headerKnown) chunkRange(r->size, static_cast<uint32_t>(c->streams.size()), s, &lo, &hi);
+      if ((s == 0 || r->headerKnown) && hi > lo) {
+        c->breakWith(fail(chorusNetRemoteError, "the sender closed the connection"));
+      }
+    }
   }
   if (r->streamsDone < c->streams.size()) {
     if (c->broken != chorusNetSuccess) return fail(c->broken, "%s", c->brokenWhy.c_str());

@@ -1,0 +1,490 @@
+// The UCX network plugin (libchorus-net-ucx.so; CHORUS_NET=ucx): UCP tag messages on memory registered with
+// ucp_mem_map, one UCP worker per process. UCP picks the wire protocol per message: eager for small ones,
+// rendezvous (the receiver pulls the data zero-copy once the receive is matched) above UCX_RNDV_THRESH, and
+// the transports UCX_TLS allows: RC/DC verbs on an InfiniBand or RoCE cluster, tcp here; nothing in this file
+// depends on which.
+//
+// Connection setup goes through a TCP socket (the handle holds its address): both sides send a frame of
+// [u32 length][UCP worker address][u32 connection id] and create an endpoint to the other's worker, with
+// peer error handling. The socket stays open: its end-of-file is how a side learns at once that its peer
+// process died (UCX's own keepalive takes much longer over tcp).
+//
+// Tags: the 64-bit UCP tag is [connection id: 24 bits][sequence: 16 bits][user tag: 24 bits]. The receiver
+// chose the connection id; receives match on id and sequence (so messages match receives in posting order,
+// net.h), and the user tag is compared on completion (a mismatch is a protocol error).
+#include <ucp/api/ucp.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include "transport/net/plugin_util.h"
+
+namespace chorus::netplugin::ucx {
+namespace {
+
+constexpr uint32_t kMagic = 0x43485543;  // "CHUC"
+constexpr int kMaxRequests = 256;
+constexpr uint64_t kSeqMask = 0xffff;
+constexpr uint64_t kUserMask = CHORUS_NET_MAX_TAG - 1;
+constexpr uint64_t kMatchMask = ~kUserMask;  // connection id and sequence
+
+std::mutex gMu;  // every UCP call (the worker is shared by all comms of the process)
+ucp_context_h gContext = nullptr;
+ucp_worker_h gWorker = nullptr;
+std::vector<uint8_t> gAddress;  // this worker's address
+WireAddress gListen;
+std::atomic<uint32_t> gNextConnId{1};
+
+struct Handle {
+  uint32_t magic;
+  WireAddress addr;
+  void* stage;  // connect in progress
+};
+static_assert(sizeof(Handle) <= CHORUS_NET_HANDLE_MAXSIZE);
+
+struct Request;
+
+// One side of a connection: the out-of-band socket, the endpoint to the peer's worker, and the requests.
+struct Comm {
+  bool send = false;
+  int fd = -1;
+  uint32_t connId = 0;  // the receiver's choice; both sides use it in tags
+  ucp_ep_h ep = nullptr;
+  uint16_t seq = 0;
+  std::set<Request*> outstanding;
+  chorusNetResult_t broken = chorusNetSuccess;
+  std::string brokenWhy;
+  // Setup: our frame to send, the peer's frame being read.
+  std::vector<uint8_t> out;
+  size_t outDone = 0;
+  uint32_t inLen = 0;
+  size_t inLenDone = 0;
+  std::vector<uint8_t> in;
+  size_t inDone = 0;
+  WireAddress to;
+
+  void breakWith(chorusNetResult_t code, const std::string& why) {
+    if (broken != chorusNetSuccess) return;
+    broken = code;
+    brokenWhy = why;
+  }
+};
+
+struct Request {
+  Comm* comm = nullptr;  // nullptr once the comm closed with the request outstanding: the callback frees it
+  void* ucx = nullptr;   // UCP's request while in flight
+  bool done = false;
+  ucs_status_t status = UCS_OK;
+  size_t size = 0;
+  uint32_t tag = 0;
+  bool recv = false;
+  ucp_tag_t senderTag = 0;
+  ucp_tag_recv_info_t info{};  // a receive that completes in place reports here
+};
+
+struct ListenComm {
+  int fd = -1;
+  std::vector<std::unique_ptr<Comm>> pending;
+};
+
+struct Mr {
+  ucp_mem_h memh;
+};
+
+void finish(Request* r, ucs_status_t status) {
+  if (r->comm == nullptr) {  // orphaned by close
+    delete r;
+    return;
+  }
+  r->done = true;
+  r->status = status;
+}
+
+void sendDone(void* request, ucs_status_t status, void* user) {
+  auto* r = static_cast<Request*>(user);
+  if (r->comm != nullptr) r->ucx = nullptr;
+  finish(r, status);
+  ucp_request_free(request);
+}
+
+void recvDone(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user) {
+  auto* r = static_cast<Request*>(user);
+  if (r->comm != nullptr) {
+    r->ucx = nullptr;
+    if (status == UCS_OK) {
+      r->size = info->length;
+      r->senderTag = info->sender_tag;
+    }
+  }
+  finish(r, status);
+  ucp_request_free(request);
+}
+
+void epError(void* arg, ucp_ep_h, ucs_status_t status) {
+  static_cast<Comm*>(arg)->breakWith(chorusNetRemoteError,
+                                     std::string("the UCX endpoint to the peer failed: ") + ucs_status_string(status));
+}
+
+chorusNetResult_t init(chorusNetLogger_t, const char* listenAddress) {
+  std::lock_guard<std::mutex> lock(gMu);
+  if (gWorker != nullptr) return chorusNetSuccess;
+  if (!gListen.parse(listenAddress)) return fail(chorusNetInvalidArgument, "ucx plugin: bad listen address");
+  ucp_config_t* config = nullptr;
+  ucs_status_t s = ucp_config_read("CHORUS", nullptr, &config);
+  if (s != UCS_OK) return fail(chorusNetUnavailable, "ucp_config_read: %s", ucs_status_string(s));
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+  params.features = UCP_FEATURE_TAG;
+  params.mt_workers_shared = 0;
+  s = ucp_init(&params, config, &gContext);
+  ucp_config_release(config);
+  if (s != UCS_OK) return fail(chorusNetUnavailable, "ucp_init: %s", ucs_status_string(s));
+  ucp_worker_params_t wp{};
+  wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;  // gMu serializes every call
+  s = ucp_worker_create(gContext, &wp, &gWorker);
+  if (s != UCS_OK) {
+    ucp_cleanup(gContext);
+    gContext = nullptr;
+    return fail(chorusNetUnavailable, "ucp_worker_create: %s", ucs_status_string(s));
+  }
+  ucp_address_t* addr = nullptr;
+  size_t len = 0;
+  s = ucp_worker_get_address(gWorker, &addr, &len);
+  if (s != UCS_OK) return fail(chorusNetUnavailable, "ucp_worker_get_address: %s", ucs_status_string(s));
+  gAddress.assign(reinterpret_cast<uint8_t*>(addr), reinterpret_cast<uint8_t*>(addr) + len);
+  ucp_worker_release_address(gWorker, addr);
+  return chorusNetSuccess;
+}
+
+chorusNetResult_t devices(int* ndev) {
+  *ndev = 1;
+  return chorusNetSuccess;
+}
+
+chorusNetResult_t getProperties(int dev, chorusNetProperties_v1_t* p) {
+  if (dev != 0) return fail(chorusNetInvalidArgument, "ucx plugin: no device %d (it has one)", dev);
+  *p = {};
+  p->name = "ucp";
+  p->ptrSupport = CHORUS_PTR_HOST;
+  p->maxComms = 1 << 20;
+  p->maxRecvs = 1;
+  p->maxRequests = kMaxRequests;
+  p->maxMessage = size_t(1) << 40;
+  return chorusNetSuccess;
+}
+
+// Frames our worker address and the connection id for the peer.
+void prepareFrame(Comm* c) {
+  uint32_t len = static_cast<uint32_t>(gAddress.size() + sizeof(uint32_t));
+  c->out.resize(sizeof(len) + len);
+  memcpy(c->out.data(), &len, sizeof(len));
+  memcpy(c->out.data() + sizeof(len), gAddress.data(), gAddress.size());
+  memcpy(c->out.data() + sizeof(len) + gAddress.size(), &c->connId, sizeof(uint32_t));
+}
+
+// Advances the frame exchange; 1 when the endpoint exists, 0 while in progress, -1 on failure (lastError).
+int exchange(Comm* c) {
+  if (c->ep != nullptr) return 1;
+  if (sendSome(c->fd, c->out.data(), c->out.size(), &c->outDone) < 0) return -1;
+  int r = recvSome(c->fd, &c->inLen, sizeof(c->inLen), &c->inLenDone);
+  if (r <= 0) return r;
+  if (c->inLen < sizeof(uint32_t) + 1 || c->inLen > (1u << 20)) {
+    return fail(chorusNetProtocolError, "ucx plugin: a malformed setup frame (%u bytes)", c->inLen), -1;
+  }
+  c->in.resize(c->inLen);
+  r = recvSome(c->fd, c->in.data(), c->in.size(), &c->inDone);
+  if (r <= 0) return r;
+  if (c->outDone < c->out.size()) return 0;
+  uint32_t peerId;
+  memcpy(&peerId, c->in.data() + c->in.size() - sizeof(uint32_t), sizeof(peerId));
+  if (c->send) c->connId = peerId;  // the receiver chose it
+  ucp_ep_params_t ep{};
+  ep.field_mask =
+      UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
+  ep.address = reinterpret_cast<const ucp_address_t*>(c->in.data());
+  ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  ep.err_handler.cb = epError;
+  ep.err_handler.arg = c;
+  std::lock_guard<std::mutex> lock(gMu);
+  ucs_status_t s = ucp_ep_create(gWorker, &ep, &c->ep);
+  if (s != UCS_OK) return fail(chorusNetRemoteError, "ucp_ep_create: %s", ucs_status_string(s)), -1;
+  return 1;
+}
+
+chorusNetResult_t listen(int dev, void* handle, void** listenComm) {
+  if (dev != 0) return fail(chorusNetInvalidArgument, "ucx plugin: no device %d", dev);
+  auto l = std::make_unique<ListenComm>();
+  WireAddress where = gListen;
+  l->fd = listenOn(&where);
+  if (l->fd < 0) return chorusNetSystemError;
+  Handle h{kMagic, where, nullptr};
+  memcpy(handle, &h, sizeof(h));
+  *listenComm = l.release();
+  return chorusNetSuccess;
+}
+
+void closeEp(Comm* c);
+
+chorusNetResult_t connect(int, void* handle, void** sendComm) {
+  *sendComm = nullptr;
+  auto* h = static_cast<Handle*>(handle);
+  if (h->magic != kMagic) return fail(chorusNetInvalidArgument, "ucx plugin: the connection handle is malformed");
+  auto* c = static_cast<Comm*>(h->stage);
+  if (c == nullptr) {
+    c = new Comm;
+    c->send = true;
+    c->to = h->addr;
+    c->fd = startConnect(h->addr);
+    if (c->fd < 0) {
+      delete c;
+      return chorusNetRemoteError;
+    }
+    prepareFrame(c);
+    h->stage = c;
+  }
+  int r = c->outDone > 0 ? 1 : connectDone(c->fd, c->to);
+  if (r == 1) r = exchange(c);
+  if (r < 0) {
+    h->stage = nullptr;
+    closeFd(&c->fd);
+    delete c;
+    return chorusNetRemoteError;
+  }
+  if (r == 0) return chorusNetSuccess;
+  h->stage = nullptr;
+  *sendComm = c;
+  return chorusNetSuccess;
+}
+
+chorusNetResult_t accept(void* listenComm, void** recvComm) {
+  *recvComm = nullptr;
+  auto* l = static_cast<ListenComm*>(listenComm);
+  for (;;) {
+    int fd = ::accept4(l->fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) break;
+    setNoDelay(fd);
+    auto c = std::make_unique<Comm>();
+    c->fd = fd;
+    c->connId = gNextConnId.fetch_add(1) & 0xffffff;
+    prepareFrame(c.get());
+    l->pending.push_back(std::move(c));
+  }
+  for (auto& c : l->pending) {
+    int r = exchange(c.get());
+    if (r < 0) {
+      closeFd(&c->fd);  // a stranger or a sender that went away: drop it
+      c.reset();
+      continue;
+    }
+    if (r == 1) {
+      *recvComm = c.release();
+      break;
+    }
+  }
+  std::erase_if(l->pending, [](const std::unique_ptr<Comm>& c) { return !c; });
+  return chorusNetSuccess;
+}
+
+chorusNetResult_t regMr(void*, void* data, size_t size, int type, void** mhandle) {
+  if (type != CHORUS_PTR_HOST) return fail(chorusNetInvalidArgument, "ucx plugin: only host memory");
+  ucp_mem_map_params_t p{};
+  p.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+  p.address = data;
+  p.length = size == 0 ? 1 : size;
+  ucp_mem_h memh = nullptr;
+  std::lock_guard<std::mutex> lock(gMu);
+  ucs_status_t s = ucp_mem_map(gContext, &p, &memh);
+  if (s != UCS_OK) return fail(chorusNetSystemError, "ucp_mem_map: %s", ucs_status_string(s));
+  *mhandle = new Mr{memh};
+  return chorusNetSuccess;
+}
+
+chorusNetResult_t deregMr(void*, void* mhandle) {
+  auto* mr = static_cast<Mr*>(mhandle);
+  std::lock_guard<std::mutex> lock(gMu);
+  ucp_mem_unmap(gContext, mr->memh);
+  delete mr;
+  return chorusNetSuccess;
+}
+
+chorusNetResult_t post(bool isSend, void* comm, void* data, size_t size, int tag, void* mhandle, void** request) {
+  *request = nullptr;
+  auto* c = static_cast<Comm*>(comm);
+  if (mhandle == nullptr) return fail(chorusNetInvalidArgument, "ucx plugin: the buffer is not registered");
+  if (tag < 0 || tag >= CHORUS_NET_MAX_TAG) return fail(chorusNetInvalidArgument, "tag %d out of range", tag);
+  if (c->broken != chorusNetSuccess) return fail(c->broken, "%s", c->brokenWhy.c_str());
+  if (c->outstanding.size() >= static_cast<size_t>(kMaxRequests)) return chorusNetSuccess;  // no room
+  auto* r = new Request;
+  r->comm = c;
+  r->tag = static_cast<uint32_t>(tag);
+  r->recv = !isSend;
+  r->size = size;
+  const ucp_tag_t base = (static_cast<ucp_tag_t>(c->connId) << 40) | (static_cast<ucp_tag_t>(c->seq & kSeqMask) << 24);
+  ++c->seq;
+  ucp_request_param_t p{};
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_MEMH;
+  p.user_data = r;
+  p.memh = static_cast<Mr*>(mhandle)->memh;
+  ucs_status_ptr_t s;
+  std::lock_guard<std::mutex> lock(gMu);
+  if (isSend) {
+    p.cb.send = sendDone;
+    s = ucp_tag_send_nbx(c->ep, data, size, base | static_cast<ucp_tag_t>(tag), &p);
+  } else {
+    p.cb.recv = recvDone;
+    p.op_attr_mask |= UCP_OP_ATTR_FIELD_RECV_INFO;
+    p.recv_info.tag_info = &r->info;
+    s = ucp_tag_recv_nbx(gWorker, data, size, base, kMatchMask, &p);
+  }
+  if (UCS_PTR_IS_ERR(s)) {
+    delete r;
+    c->breakWith(chorusNetRemoteError, std::string(isSend ? "ucp_tag_send_nbx: " : "ucp_tag_recv_nbx: ") +
+                                           ucs_status_string(UCS_PTR_STATUS(s)));
+    return fail(c->broken, "%s", c->brokenWhy.c_str());
+  }
+  if (s == nullptr) {  // completed in place: no callback comes
+    r->done = true;
+    if (!isSend) {
+      r->size = r->info.length;
+      r->senderTag = r->info.sender_tag;
+    }
+  } else {
+    r->ucx = s;
+  }
+  c->outstanding.insert(r);
+  *request = r;
+  return chorusNetSuccess;
+}
+
+chorusNetResult_t isend(void* comm, void* data, size_t size, int tag, void* mhandle, void** request) {
+  return post(true, comm, data, size, tag, mhandle, request);
+}
+
+chorusNetResult_t irecv(void* comm, void* data, size_t size, int tag, void* mhandle, void** request) {
+  return post(false, comm, data, size, tag, mhandle, request);
+}
+
+chorusNetResult_t iflush(void*, void*, size_t, void*, void** request) {
+  *request = nullptr;  // host memory only: nothing to flush
+  return chorusNetSuccess;
+}
+
+chorusNetResult_t test(void* request, int* done, size_t* size) {
+  auto* r = static_cast<Request*>(request);
+  Comm* c = r->comm;
+  *done = 0;
+  {
+    std::lock_guard<std::mutex> lock(gMu);
+    for (int i = 0; i < 16 && ucp_worker_progress(gWorker) != 0; ++i) {
+    }
+  }
+  if (!r->done) {
+    if (c->broken == chorusNetSuccess && peerGone(c->fd)) {
+      c->breakWith(chorusNetRemoteError,
+                   c->send ? "the receiver closed the connection or died" : "the sender closed the connection or died");
+    }
+    if (c->broken != chorusNetSuccess) return fail(c->broken, "%s", c->brokenWhy.c_str());
+    return chorusNetSuccess;
+  }
+  chorusNetResult_t result = chorusNetSuccess;
+  if (r->status == UCS_ERR_MESSAGE_TRUNCATED) {
+    result = fail(chorusNetProtocolError, "ucx plugin: a message larger than its receive of %zu bytes", r->size);
+  } else if (r->status != UCS_OK) {
+    result =
+        fail(chorusNetRemoteError, "ucx plugin: %s: %s", r->recv ? "receive" : "send", ucs_status_string(r->status));
+  } else if (r->recv && (r->senderTag & kUserMask) != r->tag) {
+    result = fail(chorusNetProtocolError, "ucx plugin: a message with tag %u reached a receive with tag %u",
+                  static_cast<unsigned>(r->senderTag & kUserMask), r->tag);
+  }
+  if (result != chorusNetSuccess) {
+    c->breakWith(result, lastErrorText());
+    return result;  // the request stays with the comm; closing it frees it
+  }
+  *done = 1;
+  if (size != nullptr) *size = r->size;
+  c->outstanding.erase(r);
+  delete r;
+  return chorusNetSuccess;
+}
+
+// Closes the endpoint: flushes what was sent while the peer is alive (bounded), then forces it.
+void closeEp(Comm* c) {
+  std::lock_guard<std::mutex> lock(gMu);
+  for (Request* r : c->outstanding) {
+    if (r->ucx != nullptr && r->recv) ucp_request_cancel(gWorker, r->ucx);
+  }
+  if (c->ep != nullptr) {
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    p.flags = c->broken == chorusNetSuccess ? 0 : UCP_EP_CLOSE_FLAG_FORCE;
+    ucs_status_ptr_t s = ucp_ep_close_nbx(c->ep, &p);
+    if (UCS_PTR_IS_PTR(s)) {
+      for (int i = 0; i < 100000 && ucp_request_check_status(s) == UCS_INPROGRESS; ++i) ucp_worker_progress(gWorker);
+      ucp_request_free(s);
+    }
+    c->ep = nullptr;
+  }
+  // Requests still in flight are orphaned: their callbacks free them. Finished ones are freed here.
+  for (Request* r : c->outstanding) {
+    if (r->ucx == nullptr) {
+      delete r;
+    } else {
+      r->comm = nullptr;
+    }
+  }
+  c->outstanding.clear();
+  for (int i = 0; i < 64 && ucp_worker_progress(gWorker) != 0; ++i) {
+  }
+}
+
+chorusNetResult_t closeComm(void* comm) {
+  if (comm == nullptr) return chorusNetSuccess;
+  auto* c = static_cast<Comm*>(comm);
+  closeEp(c);
+  closeFd(&c->fd);
+  delete c;
+  return chorusNetSuccess;
+}
+
+chorusNetResult_t closeListen(void* listenComm) {
+  auto* l = static_cast<ListenComm*>(listenComm);
+  for (auto& c : l->pending) {
+    closeEp(c.get());
+    closeFd(&c->fd);
+  }
+  closeFd(&l->fd);
+  delete l;
+  return chorusNetSuccess;
+}
+
+const char* lastError() {
+  return lastErrorText().c_str();
+}
+
+}  // namespace
+}  // namespace chorus::netplugin::ucx
+
+extern "C" __attribute__((visibility("default"))) const chorusNet_v1_t chorusNetPlugin_v1 = {
+    "ucx",
+    chorus::netplugin::ucx::init,
+    chorus::netplugin::ucx::devices,
+    chorus::netplugin::ucx::getProperties,
+    chorus::netplugin::ucx::listen,
+    chorus::netplugin::ucx::connect,
+    chorus::netplugin::ucx::accept,
+    chorus::netplugin::ucx::regMr,
+    chorus::netplugin::ucx::deregMr,
+    chorus::netplugin::ucx::isend,
+    chorus::netplugin::ucx::irecv,
+    chorus::netplugin::ucx::iflush,
+    chorus::netplugin::ucx::test,
+    chorus::netplugin::ucx::closeComm,
+    chorus::netplugin::ucx::closeComm,
+    chorus::netplugin::ucx::closeListen,
+    chorus::netplugin::ucx::lastError,
+};
