@@ -1,6 +1,7 @@
 // One rank of the network-namespace tests (netns_test.sh starts one per namespace). It joins through
 // chorusCommInitFromEnv over the veth link, runs every collective on a few sizes and checks every element.
-// With `--fault wait` it waits in an all-reduce that its peer never finishes and prints how it ended.
+// With `--fault wait` it waits in an all-reduce that its peer never finishes and prints how it ended; with
+// `--fault loop` it runs 64 MiB all-reduces until one fails (a link taken down) and prints how it ended.
 #include <unistd.h>
 
 #include <chrono>
@@ -30,6 +31,24 @@ int main(int argc, char** argv) {
   int rank = 0, n = 0;
   chorusCommUserRank(comm, &rank);
   chorusCommCount(comm, &n);
+  if (fault == "loop") {
+    // Both ranks loop over 64 MiB all-reduces until one fails (the test takes a link down mid-collective).
+    std::vector<float> buf(1 << 24, 1.0f);
+    printf("rank %d looping\n", rank);
+    fflush(stdout);
+    auto start = std::chrono::steady_clock::now();
+    chorusResult_t rc = chorusSuccess;
+    int rounds = 0;
+    while (rc == chorusSuccess && rounds < 100000) {
+      rc = chorusAllReduce(buf.data(), buf.data(), buf.size(), chorusFloat32, chorusMax, comm, nullptr);
+      ++rounds;
+    }
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    printf("rank %d: %s after %d rounds, %.1f s: %s\n", rank, chorusGetErrorString(rc), rounds, s,
+           chorusGetLastError(comm));
+    chorusCommAbort(comm);
+    return rc == chorusRemoteError ? 10 : rc == chorusTimeout ? 11 : 12;
+  }
   if (!fault.empty()) {
     // Rank 1 leaves the all-reduce to the test (it is killed, stopped or cut off); rank 0 reports.
     std::vector<float> buf(1 << 24, 1.0f);
