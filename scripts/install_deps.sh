@@ -5,7 +5,7 @@ packages=(
   build-essential cmake ninja-build pkg-config python3
   libssl-dev libtinyxml2-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libopenmpi-dev openmpi-bin libhwloc-dev libibverbs-dev libopenblas-dev zlib1g-dev jargon-text
+  libopenmpi-dev openmpi-bin libhwloc-dev libibverbs-dev libucx-dev libopenblas-dev zlib1g-dev jargon-text
   gnuplot-nox graphviz iproute2 clang libclang-rt-14-dev
   python3-torch libtorch-dev pybind11-dev python3-dev
 )
