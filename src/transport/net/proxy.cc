@@ -16,8 +16,8 @@
 namespace chorus::transport::net {
 namespace {
 
-constexpr uint64_t kMinSliceNs = 50'000;
-constexpr uint64_t kMaxSliceNs = 1'000'000;
+constexpr uint64_t kMinSliceNs = 20'000;
+constexpr uint64_t kMaxSliceNs = 200'000;
 constexpr uint64_t kIdleSleepNs = 100'000'000;  // nothing outstanding: sleep until woken (stop checks)
 constexpr uint32_t kTagMask = CHORUS_NET_MAX_TAG - 1;
 

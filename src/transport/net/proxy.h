@@ -7,8 +7,9 @@
 //             published (tail) with the received size when its receive completes, in order.
 // Idle protocol: after CHORUS_SPIN_US without progress the thread sets the FIFO sleeping flags of the
 // connections that wait only on their user and sleeps on an eventfd the user ends write to; while requests
-// are outstanding on the network it sleeps in slices of 50 us growing to 1 ms (a plugin offers nothing to
-// poll), so an idle receiver costs a wake-up per millisecond and the first message after a pause up to 1 ms.
+// are outstanding on the network it sleeps in slices of 20 us growing to 200 us (a plugin offers nothing to
+// poll), so an idle receiver costs up to 5000 wake-ups a second and the first message after a pause up to
+// 200 us (measured before this bound: 1 ms slices made a 64 KiB all-reduce between two namespaces take 6 ms).
 #pragma once
 
 #include <atomic>
