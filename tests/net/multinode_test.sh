@@ -25,7 +25,7 @@ export CHORUSNET_TAG=$tag
 np=$((nhosts * per))
 netenv=(CHORUS_NET="$net" CHORUS_TIMEOUT_MS=120000)
 [ "$net" = ucx ] && netenv+=(UCX_TLS=tcp)
-mpirun_cmd=(mpirun --allow-run-as-root --oversubscribe --mca btl self,tcp --mca btl_tcp_if_include eth0
+mpirun_cmd=(mpirun --allow-run-as-root --oversubscribe --mca btl ${CHORUSNET_MPI_BTL:-self,tcp} --mca btl_tcp_if_include eth0
             --mca pml ob1)
 
 # mpirun's MPMD form: one app context per host, each started through `ip netns exec` with its identity.
