@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Enforces the style: every C++ file formatted by .clang-format, and the short .clang-tidy list clean on the
-# library's sources (compile_commands.json from the build in $1, default build/).
+# Enforces the style: the layering of src/ (scripts/check_layers.py), every C++ file formatted by .clang-format,
+# and the short .clang-tidy list clean on the library's sources (compile_commands.json from the build in $1,
+# default build/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
+python3 scripts/check_layers.py
 files=$(git ls-files '*.h' '*.cc' '*.cu' '*.cuh' | grep -v '^tests/fuzz/corpus/')
 echo "lint: clang-format on $(echo "$files" | wc -l) files"
 echo "$files" | xargs clang-format --dry-run --Werror

@@ -12,6 +12,9 @@
  * Errors: every call returns a chorusResult_t. chorusInvalidArgument and chorusInvalidUsage leave the
  * communicator usable; any other error means the communicator should be aborted and recreated.
  * chorusGetLastError(comm) returns a message naming the rank, peer, operation and cause of the last error.
+ *
+ * How the library is built (its layers, the path of a call from here to the FIFOs and the kernel, the words it
+ * uses): docs/architecture.md of the source tree, installed as share/doc/Chorus/architecture.md.
  */
 #ifndef CHORUS_CHORUS_H_
 #define CHORUS_CHORUS_H_
@@ -243,7 +246,8 @@ CHORUS_API chorusResult_t chorusCommCount(const chorusComm_t comm, int* count);
 
 /** Stores the caller's CUDA device in *device, or CHORUS_DEVICE_HOST for a host communicator. */
 CHORUS_API chorusResult_t chorusCommCuDevice(const chorusComm_t comm, int* device);
-/** Same as chorusCommCuDevice; the name DESIGN.md gives it. */
+/** Same as chorusCommCuDevice, under a name that does not suggest CUDA (it returns CHORUS_DEVICE_HOST for host
+ * communicators). */
 CHORUS_API chorusResult_t chorusCommDevice(const chorusComm_t comm, int* device);
 
 /** Stores the caller's rank in comm in *rank. */

@@ -54,10 +54,10 @@ struct Pair {
       return s;
     };
     std::vector<uint8_t> d01, d10;
-    recv1 = t1->createRecv(spec(b, a), &d01);
-    send0 = t0->connectSend(spec(a, b), d01);
-    recv0 = t0->createRecv(spec(a, b), &d10);
-    send1 = t1->connectSend(spec(b, a), d10);
+    recv1 = createHostRecv(*t1, spec(b, a), &d01);
+    send0 = connectHostSend(*t0, spec(a, b), d01);
+    recv0 = createHostRecv(*t0, spec(a, b), &d10);
+    send1 = connectHostSend(*t1, spec(b, a), d10);
   }
   ~Pair() {
     send0.reset();

@@ -30,5 +30,11 @@ void throwError(Status status, const char* file, int line, const std::string& ms
   throw Error(status, msg);
 }
 
+void throwCudaError(const char* file, int line, int code, const char* message, const char* expr,
+                    const std::string& context) {
+  throwError(Status::kUnhandledCudaError, file, line,
+             concat(context.empty() ? expr : context.c_str(), " failed: ", message, " (", code, ")"));
+}
+
 }  // namespace detail
 }  // namespace chorus

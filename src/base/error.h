@@ -1,7 +1,25 @@
-// Errors inside the C++ core are exceptions of type chorus::Error that carry a Status. They are thrown by the
-// CHORUS_* macros below and caught at exactly one place: the C API boundary (src/core/api_guard.h), which
-// maps them to chorusResult_t and records the message for chorusGetLastError. Progress loops and algorithm
-// bodies never throw; they return a Status.
+// Errors. A failure anywhere in the C++ core is a chorus::Error (a Status and a message), thrown where it is
+// found by the CHORUS_* macros below: in argument checks, in communicator set-up, and in the data path (a
+// Primitives call, a FIFO wait that sees a closed peer or its deadline, the point-to-point engine). Nothing
+// returns error codes inward. An Error unwinds to the nearest boundary, and only boundaries catch:
+//
+//   1. The C API boundary (src/core/api_guard.h). Every exported function body runs inside apiGuard(), which
+//      maps the Error to chorusResult_t (the Status values equal it) and records the message for
+//      chorusGetLastError. The path from a progress loop to the C return code therefore is:
+//        throw in the loop -> boundary 2 captures a Failure -> the reporting call raises it -> boundary 1.
+//   2. The end of a launched work (src/core/launch.cc, executeLaunch). Work runs on the caller's thread, on a
+//      communicator's worker or on a host stream's thread, and an exception cannot cross threads: the Error is
+//      captured there as a Failure (below), recorded as the communicator's asynchronous error
+//      (chorusCommGetAsyncError) and its connections are closed so that peers fail at once. The thread that
+//      reports it raises it again: a blocking call at once (core/group.cc), chorusStreamSynchronize later.
+//   3. Threads that must outlive a failure and hand it on the same way: a non-blocking init's thread and
+//      chorusCommInitAll's rank threads (core/init.cc, core/api_comm.cc), the bootstrap endpoint's service
+//      thread (it drops the failing connection), the CUDA watchdog (kernels cannot throw: they stop and set a
+//      status word, which the watchdog records as the asynchronous error, core/device_comm.h).
+//
+// Besides boundaries, two places catch an Error to act on it: destroying a communicator escalates a timed-out
+// wait to an abort (core/api_comm.cc), and an optional topology load logs its failure (core/topo_setup.cc).
+// The bootstrap's outgoing connect rethrows a timeout as the remote error it means (bootstrap/outgoing.cc).
 #pragma once
 
 #include <cerrno>
@@ -24,6 +42,16 @@ class Error : public std::runtime_error {
   Status status_;
 };
 
+// An Error captured at a boundary (see above), to be raised again by the call that reports it.
+struct Failure {
+  Status status = Status::kSuccess;
+  std::string message;
+
+  bool ok() const { return status == Status::kSuccess; }
+  // Throws it as a chorus::Error with the same status and message.
+  [[noreturn]] void raise() const { throw Error(status, message); }
+};
+
 namespace detail {
 
 // Concatenates any streamable values into one string.
@@ -39,6 +67,9 @@ std::string concat(Args&&... args) {
 }
 
 [[noreturn]] void throwError(Status status, const char* file, int line, const std::string& msg);
+// CHORUS_CHECK_CUDA's failure: "<context or expression> failed: <message> (<code>)".
+[[noreturn]] void throwCudaError(const char* file, int line, int code, const char* message, const char* expr,
+                                 const std::string& context);
 
 }  // namespace detail
 }  // namespace chorus
@@ -85,3 +116,15 @@ std::string concat(Args&&... args) {
     }                                                                                                    \
     return chorus_rc_;                                                                                   \
   }())
+
+// A CUDA runtime call (or a cudaError_t): anything but cudaSuccess is chorusUnhandledCudaError naming the call,
+// or the context given after it, and the runtime's message. The one CUDA check of the library; it expands to
+// cudaGetErrorString, so only files that include <cuda_runtime.h> (CHORUS_BUILD_CUDA) use it.
+#define CHORUS_CHECK_CUDA(expr, ...)                                                          \
+  do {                                                                                        \
+    const auto chorus_cuda_rc_ = (expr);                                                      \
+    if (chorus_cuda_rc_ != cudaSuccess)                                                       \
+      ::chorus::detail::throwCudaError(__FILE__, __LINE__, static_cast<int>(chorus_cuda_rc_), \
+                                       cudaGetErrorString(chorus_cuda_rc_), #expr,            \
+                                       ::chorus::detail::concat(__VA_ARGS__));                \
+  } while (0)

@@ -4,8 +4,6 @@
 
 #if defined(__CUDACC__)
 #define CHORUS_HOST_DEVICE __host__ __device__ __forceinline__
-#define CHORUS_DEVICE __device__ __forceinline__
 #else
 #define CHORUS_HOST_DEVICE inline
-#define CHORUS_DEVICE inline
 #endif

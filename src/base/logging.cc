@@ -10,6 +10,8 @@
 #include <mutex>
 #include <string_view>
 
+#include "base/params.h"
+
 namespace chorus {
 namespace {
 
@@ -71,13 +73,15 @@ void load(LogState& s) {
   if (s.loaded.load(std::memory_order_relaxed)) return;
   gethostname(s.host, sizeof(s.host) - 1);
   if (char* dot = strchr(s.host, '.')) *dot = '\0';
-  s.level = parseLevel(getenv("CHORUS_DEBUG"));
-  const char* sub = getenv("CHORUS_DEBUG_SUBSYS");
-  s.subsys = sub ? parseLogSubsys(sub) : (kInit | kBootstrap | kEnv);
+  // Through param::text: the typed readers log what they read, and the log is what is being set up here.
+  const std::optional<std::string> level = param::text("CHORUS_DEBUG");
+  s.level = parseLevel(level ? level->c_str() : nullptr);
+  const std::optional<std::string> sub = param::text("CHORUS_DEBUG_SUBSYS");
+  s.subsys = sub ? parseLogSubsys(sub->c_str()) : (kInit | kBootstrap | kEnv);
   if (s.out != stderr && s.out != nullptr) fclose(s.out);
   s.out = stderr;
-  if (const char* file = getenv("CHORUS_DEBUG_FILE"); file != nullptr && s.level != LogLevel::kNone) {
-    std::string name = expandFileName(file, s.host);
+  if (const std::optional<std::string> file = param::text("CHORUS_DEBUG_FILE"); file && s.level != LogLevel::kNone) {
+    std::string name = expandFileName(file->c_str(), s.host);
     if (FILE* f = fopen(name.c_str(), "a")) {
       setvbuf(f, nullptr, _IOLBF, 0);
       s.out = f;

@@ -1,7 +1,9 @@
 #include "base/params.h"
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include "base/logging.h"
@@ -28,7 +30,7 @@ struct CachedInt {
 
 int64_t readInt(const char* var, int64_t def) {
   std::string name = std::string("CHORUS_") + var;
-  const char* text = getenv(name.c_str());
+  const char* text = std::getenv(name.c_str());
   if (text == nullptr || *text == '\0') return def;
   int64_t v = 0;
   if (!parseSize(text, &v)) {
@@ -41,7 +43,7 @@ int64_t readInt(const char* var, int64_t def) {
 
 std::string readStr(const char* var, const char* def) {
   std::string name = std::string("CHORUS_") + var;
-  const char* text = getenv(name.c_str());
+  const char* text = std::getenv(name.c_str());
   if (text == nullptr) return def;
   CHORUS_LOG_INFO(kEnv, name, " set by environment to ", text);
   return text;
@@ -87,6 +89,30 @@ int64_t getInt(CachedInt& c, Read read) {
 #undef X
 #undef X_Int
 #undef X_Str
+
+namespace {
+
+// True unless `name` is a CHORUS_ variable that params.def does not declare.
+bool declared(const char* name) {
+  if (strncmp(name, "CHORUS_", 7) != 0) return true;
+#define X(n, var, kind, def, doc) \
+  if (strcmp(name + 7, var) == 0) return true;
+#include "base/params.def"
+#undef X
+  return false;
+}
+
+}  // namespace
+
+std::optional<std::string> text(const char* name) {
+  if (!declared(name)) {
+    fprintf(stderr, "chorus: %s is read but not declared in src/base/params.def\n", name);
+    abort();
+  }
+  const char* t = std::getenv(name);
+  if (t == nullptr) return std::nullopt;
+  return std::string(t);
+}
 
 void reload() {
   generation.fetch_add(1, std::memory_order_acq_rel);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace chorus::param {
@@ -20,6 +21,14 @@ namespace chorus::param {
 
 // Forgets cached values so that the next read sees the current environment.
 void reload();
+
+// The text of environment variable `name` (the full name, "CHORUS_SPIN_US"), read now, neither cached nor
+// logged; nullopt when unset. For callers that parse the text themselves or must know whether a variable is
+// set at all, and for logging's own settings (the typed readers log, so logging cannot use them). A CHORUS_
+// name must be declared in params.def (an undeclared one aborts: it is a bug); other names are the variables
+// of other launchers (RANK, MASTER_ADDR, OMPI_COMM_WORLD_RANK, ...). This file is the only place the library
+// reads the environment.
+std::optional<std::string> text(const char* name);
 
 // Calls fn(variable, default, meaning) for every parameter, in declaration order (for --info and docs).
 void forEach(const std::function<void(const std::string&, const std::string&, const std::string&)>& fn);

@@ -1,4 +1,4 @@
-// One collective or point-to-point operation as the API received it, plus the executor's decisions.
+// One collective or point-to-point operation as the API received it, plus the tuner's decisions.
 #pragma once
 
 #include <cstddef>
@@ -21,9 +21,31 @@ enum class CollType : int {
   kRecv,
 };
 const char* collName(CollType t);  // "AllReduce", ...
+// True for the operations run as point-to-point transfers: all-to-all, gather, scatter, send and recv.
+constexpr bool isP2p(CollType t) {
+  return t == CollType::kAllToAll || t == CollType::kGather || t == CollType::kScatter || t == CollType::kSend ||
+         t == CollType::kRecv;
+}
+// True for send and recv: one peer, nothing to tune.
+constexpr bool isSendRecv(CollType t) {
+  return t == CollType::kSend || t == CollType::kRecv;
+}
 
 enum class Algo : int { kRing = 0, kTree = 1, kDirect = 2 };
 const char* algoName(Algo a);
+// True when an algorithm of collectives/algo implements `algo` for the collective `t` (ring: every ring-shaped
+// collective; tree: all-reduce, broadcast, reduce; direct: all-reduce, broadcast, all-gather, reduce-scatter).
+// False for the point-to-point operations, which are planned as transfers.
+constexpr bool hasAlgorithm(CollType t, Algo algo) {
+  switch (t) {
+    case CollType::kAllReduce:
+    case CollType::kBroadcast: return true;
+    case CollType::kReduce: return algo != Algo::kDirect;
+    case CollType::kAllGather:
+    case CollType::kReduceScatter: return algo != Algo::kTree;
+    default: return false;
+  }
+}
 
 struct CollOp {
   CollType type = CollType::kAllReduce;

@@ -1,11 +1,12 @@
 // Names of the connections an executor needs. A connection is a one-way FIFO between this rank and a peer
-// on a lane: lanes 0..kMaxChannels-1 carry the collectives of each channel (ring and tree traffic share them:
-// every rank runs its operations in the same order, so messages on one FIFO never interleave between
-// operations), and kP2pLane carries send/recv, whose progress is interleaved and so needs FIFOs of its own.
+// on a lane, the index of a set of FIFOs between two ranks: lane c < kMaxChannels carries the collectives of
+// channel c (ring and tree traffic share it, and the direct algorithms use lane 0: every rank runs its
+// operations in the same order, so messages on one FIFO never interleave between operations), and kP2pLane
+// carries the point-to-point transfers, whose progress is interleaved and so needs FIFOs of its own. A channel
+// is the unit of parallelism of a collective (one ring or tree, one CUDA block); a lane is where its bytes go.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 
 #include "transport/fifo.h"
 
@@ -26,8 +27,8 @@ struct ConnKey {
   }
 };
 
-// Where the executor finds built connections. The communicator builds them (through the bootstrap and the
-// transports) before execution, from the keys the executor lists as needed.
+// Where the host executor finds built connections. The communicator builds them (core/connections.h, through
+// the bootstrap and the transports) before execution, from the keys its plan lists (plan/plan.h).
 class ConnectionProvider {
  public:
   virtual ~ConnectionProvider() = default;

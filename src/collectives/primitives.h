@@ -6,7 +6,14 @@
 //
 // It never names a transport, allocates, throws, uses virtual calls or std containers: the same source is
 // instantiated by the host executor (HostPrims over transport FIFOs), by the CUDA executor (DevicePrims over
-// device FIFOs), and by tests (StepRecorder, which records the schedule).
+// device FIFOs), and by tests (StepRecorder in tests/unit, which records the schedule). A failure inside a
+// Primitives call ends the algorithm the executor's way: HostPrims throws chorus::Error (the algorithm holds
+// nothing to release, so unwinding through it is safe); DevicePrims sets the block's stop flag, after which
+// every call returns at once.
+//
+// Direct algorithms (algo/direct.h) talk to every rank at once. They take a peer set `D` instead of one
+// Primitives: `d.peer(r)` returns a Primitives bound to rank r alone (receiving from r and sending to r, on the
+// lane that connects every pair); `d.peer(a.rank)` has no peers and serves the local calls.
 //
 // A Primitives object is bound, for one algorithm run on one channel, to:
 //   - the user's input buffer and output buffer (element offsets below index them), the element type and
@@ -31,6 +38,12 @@
 //   recvCopySend(outOff, n)                output[outOff..] = in-from-peers, and the same out to peers
 //   copySend(inOff, outOff, n, postOp)     output[outOff..] = premul(input[inOff..]) [postOp], and out to peers
 //   localCopy(inOff, outOff, n, postOp)    output[outOff..] = premul(input[inOff..]) [postOp]; no peers
+//   recvReduceOutput(outOff, n, postOp)    output[outOff..] = reduce(in-from-peers, output[outOff..]) [postOp]
+//   localReduce(inOff, outOff, n, postOp)  output[outOff..] = reduce(premul(input[inOff..]), output[outOff..])
+//                                          [postOp]; no peers
+//
+// The last two accumulate into output that an earlier call wrote: the direct algorithms reduce every rank's
+// contribution in rank order with them, so that all ranks compute bit-identical results.
 //
 // "premul" is the identity except for avg on floating types; "postOp" divides by nranks for avg on integer
 // types (and is the identity otherwise). Peers are addressed by index into the peer lists given at
@@ -60,7 +73,7 @@ struct CollArgs {
   int ringIndex = 0;  // the caller's position in this channel's ring
   int channel = 0;    // this channel, in [0, nChannels)
   int nChannels = 1;
-  size_t chunkElems = 0;      // elements per pipeline step (per channel); > 0
+  size_t chunkElems = 0;      // elements per chunk (one Primitives call, per channel); > 0
   size_t grainElems = 1;      // chunks are rounded up to a multiple of this (64 / sizeof(T)) where chunkElems allows
   const int* ring = nullptr;  // this channel's ring order: ring[i] is the rank at position i (nranks entries)
   int treeParent = -1;        // tree algorithms: this channel's tree parent rank (-1 at the root)

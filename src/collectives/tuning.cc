@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "transport/fifo_geometry.h"
 
 namespace chorus::coll {
 
@@ -21,20 +22,9 @@ LinkCost linkCost(const TuningContext& t) {
   return t.nHosts > 1 ? kNet : kShm;
 }
 
+// The point-to-point operations count as "direct" (every rank to every rank), for logs.
 bool algoApplies(CollType type, Algo algo) {
-  switch (type) {
-    case CollType::kAllReduce:
-    case CollType::kBroadcast: return true;
-    case CollType::kReduce: return algo == Algo::kRing || algo == Algo::kTree;
-    case CollType::kAllGather:
-    case CollType::kReduceScatter: return algo == Algo::kRing || algo == Algo::kDirect;
-    default: return algo == Algo::kDirect;
-  }
-}
-
-bool isP2pType(CollType type) {
-  return type == CollType::kAllToAll || type == CollType::kGather || type == CollType::kScatter ||
-         type == CollType::kSend || type == CollType::kRecv;
+  return isP2p(type) ? algo == Algo::kDirect : hasAlgorithm(type, algo);
 }
 
 bool parseAlgoName(const std::string& name, Algo* a) {
@@ -92,7 +82,7 @@ double predictUs(const CollOp& op, Algo algo, const TuningContext& t) {
   const double bw = c.bandwidthGBs * 1e3;  // bytes per microsecond
   if (t.nranks <= 1) return bytes / bw;
   const double logn = std::ceil(std::log2(n));
-  if (algo == Algo::kDirect && op.type != CollType::kAllReduce && !isP2pType(op.type)) {
+  if (algo == Algo::kDirect && op.type != CollType::kAllReduce && !isP2p(op.type)) {
     // One step; every message (a rank's block, or the broadcast buffer) must fit one FIFO slot. The busiest
     // rank sends n-1 of them.
     const double msg = op.type == CollType::kBroadcast ? bytes : bytes / n;
@@ -132,6 +122,7 @@ void chooseFresh(CollOp& op, const TuningContext& t) {
   } else {
     double best = -1;
     for (Algo a : {Algo::kRing, Algo::kTree, Algo::kDirect}) {
+      if (a == Algo::kDirect && !t.directByModel) continue;
       double us = predictUs(op, a, t);
       if (us >= 0 && (best < 0 || us < best)) {
         best = us;
@@ -147,8 +138,9 @@ void chooseFresh(CollOp& op, const TuningContext& t) {
   if (op.algo == Algo::kDirect) ch = 1;
   op.nChannels = std::clamp(ch, 1, std::max(t.maxChannels, 1));
   const int64_t forcedChunk = t.forcedChunk;
-  // Four slots per chunk keep two chunks in flight in the eight-slot FIFOs, as NCCL's chunkSteps 4 of 8.
-  op.chunkBytes = forcedChunk > 0 ? static_cast<size_t>(forcedChunk) : std::max<size_t>(t.slotBytes * 4, 4096);
+  // Half a FIFO per chunk keeps two chunks in flight, as NCCL's chunkSteps 4 of 8 slots.
+  op.chunkBytes = forcedChunk > 0 ? static_cast<size_t>(forcedChunk)
+                                  : std::max<size_t>(t.slotBytes * (transport::kFifoSlots / 2), 4096);
   CHORUS_LOG_INFO(kTuning, collName(op.type), ": ", bytes, " bytes, ", t.nranks, " ranks on ", t.nHosts, " hosts -> ",
                   algoName(op.algo), ", ", op.nChannels, " channels, chunk ", op.chunkBytes, " bytes (ring ",
                   predictUs(op, Algo::kRing, t), " us, tree ", predictUs(op, Algo::kTree, t), " us)");

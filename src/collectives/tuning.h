@@ -26,6 +26,8 @@ struct TuningContext {
   // every operation).
   std::string algoSpec;
   int64_t forcedChunk = 0;
+  // False: the model never picks a direct algorithm (CHORUS_ALGO=direct still does).
+  bool directByModel = true;
   // Distinct for every context filled (tune() caches its last decision per thread under this id); 0: none.
   uint64_t id = 0;
 };

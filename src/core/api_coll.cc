@@ -2,7 +2,6 @@
 #include <string>
 
 #include "chorus/chorus.h"
-#include "collectives/host/host_executor.h"
 #include "collectives/tuning.h"
 #include "core/api_guard.h"
 #include "core/comm.h"
@@ -21,7 +20,7 @@ namespace {
 chorusResult_t enqueue(const char* api, chorusComm_t handle, chorusStream_t stream, CollOp op) {
   // Checks first, while the caller's handle is certainly alive: their errors are recorded in the comm.
   Comm* comm = nullptr;
-  chorus::core::HostStream* s = nullptr;
+  chorus::core::CallStream s;
   chorusResult_t rc = chorus::core::apiGuard(api, nullptr, [&] {
     comm = chorus::core::checkComm(handle);
     Status init = comm->initResult();
@@ -31,21 +30,20 @@ chorusResult_t enqueue(const char* api, chorusComm_t handle, chorusStream_t stre
     CHORUS_CHECK_USAGE(!comm->aborted(), "the communicator was aborted");
     // A CUDA communicator's stream is a cudaStream_t, carried through to the device launch untouched; a host
     // communicator's must be a live host stream.
-    s = comm->device() >= 0 ? reinterpret_cast<chorus::core::HostStream*>(stream) : chorus::core::checkStream(stream);
-    chorus::core::validateOp(*comm, op);
-    if (!chorus::coll::isP2pOp(op) || op.type == CollType::kAllToAll || op.type == CollType::kGather ||
-        op.type == CollType::kScatter) {
-      chorus::coll::tune(op, comm->tuning());
+    if (comm->device() >= 0) {
+      s.cuda = stream;
+    } else {
+      s.host = chorus::core::checkStream(stream);
     }
+    chorus::core::validateOp(*comm, op);
+    if (!chorus::coll::isSendRecv(op.type)) chorus::coll::tune(op, comm->tuning());
     return chorusSuccess;
   });
   if (rc == chorusSuccess) {
     // The communicator is not touched after the launch: a chorusCommAbort from another thread may free it
     // as soon as the launch returns. Failures during execution were recorded in it by the launch.
     rc = chorus::core::apiGuard(api, nullptr, [&] {
-      std::string error;
-      Status st = chorus::core::submit(comm, s, op, &error);
-      if (st != Status::kSuccess) CHORUS_THROW(st, error);
+      chorus::core::submit(comm, s, op);
       return chorusSuccess;
     });
   } else if (comm != nullptr) {
@@ -150,9 +148,7 @@ chorusResult_t chorusGroupStart(void) {
 
 chorusResult_t chorusGroupEnd(void) {
   return chorus::core::apiGuard("chorusGroupEnd", nullptr, [] {
-    std::string error;
-    Status st = chorus::core::groupEnd(&error);
-    if (st != Status::kSuccess) CHORUS_THROW(st, error);
+    chorus::core::groupEnd();
     return chorusSuccess;
   });
 }

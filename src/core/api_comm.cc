@@ -8,9 +8,9 @@
 #include "chorus/chorus.h"
 #include "core/api_guard.h"
 #include "core/comm.h"
-#include "core/comm_registry.h"
 #include "core/config.h"
 #include "core/env_launch.h"
+#include "core/handle_registry.h"
 #include "core/init.h"
 
 using chorus::Status;
@@ -35,7 +35,7 @@ void checkRankArgs(chorusComm_t* comm, int nranks, int rank) {
 void destroyComm(Comm* c) {
   c->joinInitThread();
   if (c->aborted()) c->poisonConnections();  // peers waiting on an aborted rank fail now
-  chorus::core::unregisterComm(c);
+  chorus::core::commHandles().remove(c);
   try {
     c->waitIdle(c->waitContext("destroying the communicator"));
     if (!c->aborted()) c->drainSends(c->waitContext("flushing sends before destroying the communicator"));
@@ -82,7 +82,7 @@ const char* chorusGetLastError(chorusComm_t comm) {
   thread_local std::string copy;
   // The thread's own last error when it was about this communicator (or comm is NULL); else the
   // communicator's, which asynchronous work on streams records too.
-  if (comm != nullptr && chorus::core::isRegisteredComm(comm) &&
+  if (comm != nullptr && chorus::core::commHandles().contains(comm) &&
       chorus::core::threadLastErrorComm() != reinterpret_cast<Comm*>(comm)) {
     copy = reinterpret_cast<Comm*>(comm)->lastError();
     if (!copy.empty()) return copy.c_str();
@@ -132,8 +132,7 @@ chorusResult_t chorusCommInitAll(chorusComm_t* comms, int ndev, const int* devli
     chorus::bootstrap::UniqueId id = chorus::bootstrap::createUniqueId();
     // Every rank must join the rendezvous at once: one thread per rank.
     std::vector<Comm*> made(ndev, nullptr);
-    std::vector<std::string> errors(ndev);
-    std::vector<Status> status(ndev, Status::kSuccess);
+    std::vector<chorus::Failure> failures(ndev);  // a rank thread's error, raised on this thread (base/error.h)
     std::vector<std::thread> threads;
     for (int r = 0; r < ndev; ++r) {
       threads.emplace_back([&, r] {
@@ -142,18 +141,17 @@ chorusResult_t chorusCommInitAll(chorusComm_t* comms, int ndev, const int* devli
           mine.device = devlist == nullptr ? CHORUS_DEVICE_HOST : chorus::core::resolveDevice(devlist[r]);
           made[r] = chorus::core::initRank(id, ndev, r, mine);
         } catch (const chorus::Error& e) {
-          status[r] = e.status();
-          errors[r] = e.what();
+          failures[r] = chorus::Failure{e.status(), "rank " + std::to_string(r) + ": " + e.what()};
         }
       });
     }
     for (auto& t : threads) t.join();
     for (int r = 0; r < ndev; ++r) {
-      if (status[r] != Status::kSuccess) {
+      if (!failures[r].ok()) {
         for (Comm* c : made) {
           if (c != nullptr) destroyComm(c);
         }
-        CHORUS_THROW(status[r], "rank ", r, ": ", errors[r]);
+        failures[r].raise();
       }
     }
     for (int r = 0; r < ndev; ++r) comms[r] = reinterpret_cast<chorusComm_t>(made[r]);

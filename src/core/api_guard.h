@@ -1,7 +1,8 @@
 // The C API boundary. Every exported function body runs inside apiGuard(), which catches chorus::Error
 // (and anything else) and turns it into a chorusResult_t, records the message for chorusGetLastError (per
 // thread, and per communicator when one is involved) and logs it at WARN. Nothing below this file returns
-// result codes for errors: it throws.
+// result codes for errors: it throws, and work that ran on another thread hands its failure back to be raised
+// here (base/error.h describes the whole path).
 #pragma once
 
 #include <string>

@@ -1,6 +1,7 @@
 // C API: host streams.
 #include "chorus/chorus.h"
 #include "core/api_guard.h"
+#include "core/handle_registry.h"
 #include "core/host_stream.h"
 
 using chorus::Status;
@@ -12,7 +13,7 @@ chorusResult_t chorusStreamCreate(chorusStream_t* stream) {
   return apiGuard("chorusStreamCreate", nullptr, [&] {
     CHORUS_CHECK_ARG(stream != nullptr, "stream is NULL");
     auto* s = new chorus::core::HostStream();
-    chorus::core::registerStream(s);
+    chorus::core::streamHandles().add(s);
     *stream = s;
     return chorusSuccess;
   });
@@ -22,8 +23,8 @@ chorusResult_t chorusStreamSynchronize(chorusStream_t stream) {
   return apiGuard("chorusStreamSynchronize", nullptr, [&] {
     chorus::core::HostStream* s = chorus::core::checkStream(stream);
     if (s == nullptr) return chorusSuccess;  // the NULL stream's work completes before its call returns
-    chorus::core::LaunchResult r = s->synchronize();
-    if (r.status != Status::kSuccess) CHORUS_THROW(r.status, r.message);
+    const chorus::Failure f = s->synchronize();
+    if (!f.ok()) f.raise();
     return chorusSuccess;
   });
 }
@@ -32,9 +33,9 @@ chorusResult_t chorusStreamQuery(chorusStream_t stream) {
   return apiGuard("chorusStreamQuery", nullptr, [&] {
     chorus::core::HostStream* s = chorus::core::checkStream(stream);
     if (s == nullptr) return chorusSuccess;
-    chorus::core::LaunchResult r = s->query();
-    if (r.status == Status::kInProgress) return chorusInProgress;
-    if (r.status != Status::kSuccess) CHORUS_THROW(r.status, r.message);
+    const chorus::Failure f = s->query();
+    if (f.status == Status::kInProgress) return chorusInProgress;
+    if (!f.ok()) f.raise();
     return chorusSuccess;
   });
 }
@@ -43,7 +44,7 @@ chorusResult_t chorusStreamDestroy(chorusStream_t stream) {
   return apiGuard("chorusStreamDestroy", nullptr, [&] {
     CHORUS_CHECK_ARG(stream != nullptr, "stream is NULL");
     chorus::core::HostStream* s = chorus::core::checkStream(stream);
-    chorus::core::unregisterStream(s);
+    chorus::core::streamHandles().remove(s);
     delete s;
     return chorusSuccess;
   });

@@ -31,7 +31,7 @@ void checkMatchingCalls(Comm& comm, const std::vector<coll::CollOp>& ops, const 
   CallSignature mine;
   std::string text;
   for (const coll::CollOp& op : ops) {
-    if (op.type == coll::CollType::kSend || op.type == coll::CollType::kRecv) continue;
+    if (coll::isSendRecv(op.type)) continue;
     const bool rooted = op.type == coll::CollType::kBroadcast || op.type == coll::CollType::kReduce ||
                         op.type == coll::CollType::kGather || op.type == coll::CollType::kScatter;
     const int opCode = op.type == coll::CollType::kAllReduce || op.type == coll::CollType::kReduce ||

@@ -15,20 +15,11 @@
 #include "base/host_id.h"
 #include "base/logging.h"
 #include "base/params.h"
-#include "core/comm_registry.h"
+#include "core/handle_registry.h"
 #include "core/topo_setup.h"
+#include "transport/fifo_geometry.h"
 
 namespace chorus::core {
-
-namespace {
-
-// Bootstrap tag of the descriptor message for a connection: identifies the lane. Tags below 2^32 are left
-// to other users of the bootstrap.
-uint64_t connTag(int lane) {
-  return (1ull << 40) | static_cast<uint64_t>(lane);
-}
-
-}  // namespace
 
 uint64_t processId() {
   static const uint64_t id = [] {
@@ -44,9 +35,11 @@ Comm::Comm(int rank, int nranks, CommOptions options)
 Comm::~Comm() {
   joinInitThread();
   worker_.reset();
+#if CHORUS_BUILD_CUDA
+  deviceState.reset();  // waits for this communicator's kernels: they use the device connections
+#endif
   // Connections go before the transports that made them (the socket proxy serves them).
-  sends_.clear();
-  recvs_.clear();
+  connections_.reset();
   transports_.reset();
 }
 
@@ -109,24 +102,26 @@ void Comm::setUp(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
   // config->netName names the network between hosts: only the socket transport exists in this build.
   CHORUS_CHECK_ARG(options_.netName.empty() || strcasecmp(options_.netName.c_str(), "Socket") == 0, "config->netName '",
                    options_.netName, "' is not available (this build has: Socket)");
-  for (int lane = 0; lane <= coll::kP2pLane; ++lane) {
-    sendTable_.emplace_back(new std::atomic<transport::SendConnection*>[nranks_]);
-    recvTable_.emplace_back(new std::atomic<transport::RecvConnection*>[nranks_]);
-    for (int r = 0; r < nranks_; ++r) {
-      sendTable_[lane][r].store(nullptr);
-      recvTable_[lane][r].store(nullptr);
-    }
-  }
-  transports_ = std::make_unique<transport::TransportSet>();
+  transports_ = std::make_unique<transport::TransportTable>();
   for (int r = 0; r < nranks_; ++r) {
     if (r != rank_) transports_->select(self, peers_[r]);  // validates CHORUS_TRANSPORT for every pair now
   }
-  topo_ = buildTopoView(*this);
+  ConnectionSet::Context cc;
+  cc.rank = rank_;
+  cc.peers = &peers_;
+  cc.bootstrap = bootstrap_.get();
+  cc.transports = transports_.get();
+  cc.waitContext = [this](std::string what) { return waitContext(std::move(what)); };
+  connections_ = std::make_unique<ConnectionSet>(std::move(cc));
+  topo_ = buildTopoView(peers_, rank_, options_.minChannels, options_.maxChannels);
   tuning_.nranks = nranks_;
   tuning_.nHosts = topo_.nHosts;
   tuning_.maxChannels = static_cast<int>(topo_.rings.size());
   tuning_.minChannels = options_.minChannels;
-  tuning_.slotBytes = slotBytes();
+  tuning_.slotBytes = transport::fifoSlotBytes();
+  // The CUDA executor has not run the direct algorithms on a GPU yet: there the model leaves them out, and
+  // only CHORUS_ALGO=direct selects them (docs/cuda.md).
+  tuning_.directByModel = options_.device < 0;
   tuning_.algoSpec = param::Algo();
   tuning_.forcedChunk = param::ChunkSize();
   tuning_.id = coll::newTuningId();
@@ -136,7 +131,7 @@ void Comm::setUp(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
   for (const transport::PeerInfo& p : peers_) localRanks += p.hostHash == self.hostHash ? 1 : 0;
   cpu_set_t cpus;
   const int ncpus = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
-  oversubscribed_ = localRanks > ncpus && getenv("CHORUS_SPIN_US") == nullptr;
+  oversubscribed_ = localRanks > ncpus && !param::text("CHORUS_SPIN_US");
   if (logEnabled(LogLevel::kInfo, kInit)) {
     std::string line;
     for (int r = 0; r < nranks_; ++r) {
@@ -150,84 +145,16 @@ void Comm::setUp(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
 
 std::string Comm::transportName(int peer) const {
   if (peer == rank_) return "self";
-  return transports_->nameFor(peers_[rank_], peers_[peer]);
+  return transports_->select(peers_[rank_], peers_[peer]).name();
 }
 
-bool Comm::haveAll(const std::vector<coll::ConnKey>& keys) const {
-  for (const coll::ConnKey& k : keys) {
-    if (k.peer == rank_) continue;
-    bool have = k.send ? sendTable_[k.lane][k.peer].load(std::memory_order_acquire) != nullptr
-                       : recvTable_[k.lane][k.peer].load(std::memory_order_acquire) != nullptr;
-    if (!have) return false;
-  }
-  return true;
-}
-
-void Comm::ensureConnected(const std::vector<coll::ConnKey>& wanted) {
-  if (haveAll(wanted)) return;  // the common case after the first operation: no lock
-  // Operations of one group often need the same connections: each is built once (a second wait for the
-  // same descriptor would never end).
-  std::vector<coll::ConnKey> keys = wanted;
-  std::sort(keys.begin(), keys.end());
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  std::lock_guard<std::mutex> lock(connMu_);
-  std::vector<coll::ConnKey> sendsToMake;
-  // Phase 1: build every missing receiving end and post its descriptor to the sender. Posting never
-  // blocks on the peer, so no rank waits here for another.
-  for (const coll::ConnKey& k : keys) {
-    if (k.peer == rank_) continue;
-    if (k.send) {
-      if (sends_.count(k) == 0) sendsToMake.push_back(k);
-      continue;
-    }
-    if (recvs_.count(k) != 0) continue;
-    transport::ConnectSpec spec;
-    spec.self = peers_[rank_];
-    spec.peer = peers_[k.peer];
-    spec.commHash = bootstrap_->commHash();
-    spec.channel = k.lane;
-    spec.tag = static_cast<uint32_t>(k.lane);
-    spec.nslots = 8;
-    spec.slotBytes = slotBytes();
-    spec.ctx = waitContext("connecting from rank " + std::to_string(k.peer));
-    std::vector<uint8_t> desc;
-    recvs_[k] = transports_->select(spec.self, spec.peer).createRecv(spec, &desc);
-    recvTable_[k.lane][k.peer].store(recvs_[k].get(), std::memory_order_release);
-    bootstrap_->send(k.peer, connTag(k.lane), desc.data(), desc.size(), spec.ctx);
-  }
-  // Phase 2: build the sending ends from the receivers' descriptors.
-  for (const coll::ConnKey& k : sendsToMake) {
-    transport::ConnectSpec spec;
-    spec.self = peers_[rank_];
-    spec.peer = peers_[k.peer];
-    spec.commHash = bootstrap_->commHash();
-    spec.channel = k.lane;
-    spec.tag = static_cast<uint32_t>(k.lane);
-    spec.nslots = 8;
-    spec.slotBytes = slotBytes();
-    spec.ctx = waitContext("connecting to rank " + std::to_string(k.peer));
-    std::vector<uint8_t> desc = bootstrap_->recv(k.peer, connTag(k.lane), spec.ctx);
-    sends_[k] = transports_->select(spec.self, spec.peer).connectSend(spec, desc);
-    sendTable_[k.lane][k.peer].store(sends_[k].get(), std::memory_order_release);
-  }
-}
-
-size_t Comm::slotBytes() const {
-  static const int64_t buff = param::BuffSize();
-  int64_t slot = std::max<int64_t>(buff / 8, 4096);
-  return static_cast<size_t>(slot) & ~size_t(63);
-}
-
-transport::SendConnection* Comm::sendConn(int peer, int lane) {
-  transport::SendConnection* c = sendTable_[lane][peer].load(std::memory_order_acquire);
-  CHORUS_ENFORCE(c != nullptr, "no connection to rank ", peer, " lane ", lane);
-  return c;
-}
-
-transport::RecvConnection* Comm::recvConn(int peer, int lane) {
-  transport::RecvConnection* c = recvTable_[lane][peer].load(std::memory_order_acquire);
-  CHORUS_ENFORCE(c != nullptr, "no connection from rank ", peer, " lane ", lane);
-  return c;
+coll::PlanContext Comm::planContext() const {
+  coll::PlanContext p;
+  p.rank = rank_;
+  p.nranks = nranks_;
+  p.topo = &topo_;
+  p.slotBytes = transport::fifoSlotBytes();
+  return p;
 }
 
 Worker& Comm::worker() {
@@ -241,14 +168,11 @@ void Comm::abort() {
 }
 
 void Comm::poisonConnections() {
-  std::lock_guard<std::mutex> lock(connMu_);
-  for (auto& [key, conn] : sends_) transport::fifoClose(conn->fifo());
-  for (auto& [key, conn] : recvs_) transport::fifoClose(conn->fifo());
+  if (connections_) connections_->closeHost();
 }
 
 void Comm::drainSends(const WaitContext& ctx) {
-  std::lock_guard<std::mutex> lock(connMu_);
-  for (auto& [key, conn] : sends_) conn->drain(ctx);
+  if (connections_) connections_->drainSends(ctx);
 }
 
 void Comm::recordAsyncError(Status s, const std::string& msg) {
@@ -274,7 +198,7 @@ void Comm::waitIdle(const WaitContext& ctx) const {
 
 Comm* checkComm(const void* handle, const char* arg) {
   CHORUS_CHECK_ARG(handle != nullptr, arg, " is NULL");
-  CHORUS_CHECK_ARG(isRegisteredComm(handle), arg,
+  CHORUS_CHECK_ARG(commHandles().contains(handle), arg,
                    " is not a live communicator (destroyed, or not from chorusCommInit*)");
   Comm* c = const_cast<Comm*>(static_cast<const Comm*>(handle));
   return c;

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <atomic>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -11,18 +10,19 @@
 #include <vector>
 
 #include "base/wait.h"
+#include "bootstrap/bootstrap.h"
 #include "chorus_build_config.h"
-#include "collectives/conn_key.h"
+#include "collectives/plan/plan.h"
 #include "collectives/topo_view.h"
 #include "collectives/tuning.h"
-#include "core/bootstrap/bootstrap.h"
+#include "core/connections.h"
 #include "core/worker.h"
 #include "transport/peer_info.h"
-#include "transport/select.h"
+#include "transport/table.h"
 
 namespace chorus::core {
 
-#if CHORUS_BUILD_CUDA  // CUDA executor (issue 6)
+#if CHORUS_BUILD_CUDA
 class DeviceComm;
 struct DeviceCommDeleter {
   void operator()(DeviceComm* d) const;
@@ -41,13 +41,12 @@ struct CommOptions {
   bool checkMode = false;
 };
 
-class Comm : public coll::ConnectionProvider {
+class Comm {
  public:
   Comm(int rank, int nranks, CommOptions options);
-  ~Comm() override;
+  ~Comm();
 
-  // Completes creation: rendezvous (or the given bootstrap), peer exchange, transports, rings and trees.
-  // Throws on failure.
+  // Completes creation: peer exchange over the given bootstrap, transports, rings and trees. Throws on failure.
   void setUp(std::unique_ptr<bootstrap::Bootstrap> bootstrap);
 
   int rank() const { return rank_; }
@@ -68,21 +67,18 @@ class Comm : public coll::ConnectionProvider {
   // where an error is reported), so a warm call neither allocates nor formats.
   void fillWaitContext(WaitContext* ctx) const;
 
-  // Builds, in two deadlock-free phases, every connection in `keys` that does not exist yet. Collective
-  // between the peers named: every rank involved must call it with the mirror keys.
-  void ensureConnected(const std::vector<coll::ConnKey>& keys);
-  transport::SendConnection* sendConn(int peer, int lane) override;
-  transport::RecvConnection* recvConn(int peer, int lane) override;
-  // "shm", "socket", ... for the pair (this rank, peer).
+  // What planning needs to know about this communicator (collectives/plan/plan.h).
+  coll::PlanContext planContext() const;
+  // The connections of this communicator, built from the keys of plans (connections.h).
+  ConnectionSet& connections() { return *connections_; }
+  // "shm", "socket", ... for host connections between this rank and peer.
   std::string transportName(int peer) const;
-  // Bytes per FIFO slot of every connection (CHORUS_BUFFSIZE / 8 slots).
-  size_t slotBytes() const;
 
   // Waits until every sent slot has left this rank (the socket proxy wrote it, or the peer consumed it), so
   // that destroying the connections loses nothing a peer still expects.
   void drainSends(const WaitContext& ctx);
 
-  // After a failed operation: marks every connection closed, so peers waiting on this rank (through shared
+  // After a failed operation: closes every host connection, so peers waiting on this rank (through shared
   // memory or in-process FIFOs) fail at once instead of at their deadline.
   void poisonConnections();
 
@@ -123,21 +119,12 @@ class Comm : public coll::ConnectionProvider {
   CommOptions options_;
   std::unique_ptr<bootstrap::Bootstrap> bootstrap_;
   std::vector<transport::PeerInfo> peers_;
-  std::unique_ptr<transport::TransportSet> transports_;
+  std::unique_ptr<transport::TransportTable> transports_;
+  std::unique_ptr<ConnectionSet> connections_;  // destroyed before the transports that made them (~Comm)
   coll::TopoView topo_;
   coll::TuningContext tuning_;
   bool oversubscribed_ = false;
   std::string rankTag_;  // "rank R"
-
-  // Lock-free lookup of built connections: [lane][peer]. Written under connMu_ once, never removed before
-  // the communicator is destroyed.
-  std::vector<std::unique_ptr<std::atomic<transport::SendConnection*>[]>> sendTable_;
-  std::vector<std::unique_ptr<std::atomic<transport::RecvConnection*>[]>> recvTable_;
-  bool haveAll(const std::vector<coll::ConnKey>& keys) const;
-
-  mutable std::mutex connMu_;
-  std::map<coll::ConnKey, std::unique_ptr<transport::SendConnection>> sends_;
-  std::map<coll::ConnKey, std::unique_ptr<transport::RecvConnection>> recvs_;
 
   std::atomic<uint32_t> abort_{0};
   std::atomic<int> initState_{static_cast<int>(Status::kInProgress)};
@@ -153,8 +140,8 @@ class Comm : public coll::ConnectionProvider {
 
 #if CHORUS_BUILD_CUDA
  public:
-  // CUDA executor (issue 6): this communicator's device state (core/device_comm.h), made by its first device
-  // launch. Declared last so that it is destroyed first: its watchdog thread uses the members above.
+  // CUDA executor: this communicator's device state (core/device_comm.h), made by its first device launch.
+  // Destroyed first (~Comm): its watchdog uses the members above, and its kernels the device connections.
   std::unique_ptr<DeviceComm, DeviceCommDeleter> deviceState;
 #endif
 };

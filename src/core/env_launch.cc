@@ -1,9 +1,12 @@
 #include "core/env_launch.h"
 
 #include <cstdlib>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "base/error.h"
+#include "base/params.h"
 
 namespace chorus::core {
 
@@ -36,13 +39,13 @@ int parseInt(const char* var, const char* text) {
 LaunchInfo readLaunchInfo() {
   LaunchInfo info;
   for (const Source& s : kSources) {
-    const char* r = getenv(s.rankVar);
-    const char* n = getenv(s.sizeVar);
-    if (r == nullptr && n == nullptr) continue;
-    CHORUS_CHECK_ARG(r != nullptr && n != nullptr, s.rankVar, " and ", s.sizeVar, " must be set together (only ",
-                     r ? s.rankVar : s.sizeVar, " is set)");
-    int rank = parseInt(s.rankVar, r);
-    int size = parseInt(s.sizeVar, n);
+    const std::optional<std::string> r = param::text(s.rankVar);
+    const std::optional<std::string> n = param::text(s.sizeVar);
+    if (!r && !n) continue;
+    CHORUS_CHECK_ARG(r && n, s.rankVar, " and ", s.sizeVar, " must be set together (only ", r ? s.rankVar : s.sizeVar,
+                     " is set)");
+    int rank = parseInt(s.rankVar, r->c_str());
+    int size = parseInt(s.sizeVar, n->c_str());
     std::string name = std::string(s.rankVar) + "/" + s.sizeVar;
     CHORUS_CHECK_ARG(size >= 1 && rank < size, name, " = ", rank, "/", size, ": rank must be in [0, size)");
     if (info.rank < 0) {
@@ -58,23 +61,23 @@ LaunchInfo readLaunchInfo() {
                    "no rank in the environment: set CHORUS_RANK/CHORUS_WORLD_SIZE (chorusrun does), RANK/WORLD_SIZE "
                    "(torchrun), or run under mpirun, PMI or Slurm");
 
-  const char* addr = getenv("CHORUS_ADDR");
-  const char* maddr = getenv("MASTER_ADDR");
-  const char* mport = getenv("MASTER_PORT");
-  if (addr != nullptr && *addr != '\0') {
-    info.addr = addr;
+  const std::optional<std::string> addr = param::text("CHORUS_ADDR");
+  const std::optional<std::string> maddr = param::text("MASTER_ADDR");
+  const std::optional<std::string> mport = param::text("MASTER_PORT");
+  if (addr && !addr->empty()) {
+    info.addr = *addr;
     info.addrSource = "CHORUS_ADDR";
-  } else if (maddr != nullptr && mport != nullptr) {
-    std::string host = maddr;
+  } else if (maddr && mport) {
+    std::string host = *maddr;
     if (host.find(':') != std::string::npos && host[0] != '[') host = "[" + host + "]";
-    info.addr = host + ":" + mport;
+    info.addr = host + ":" + *mport;
     info.addrSource = "MASTER_ADDR/MASTER_PORT";
   } else {
     CHORUS_THROW(Status::kInvalidArgument,
                  "no rendezvous address: set CHORUS_ADDR=host:port (chorusrun does) or "
                  "MASTER_ADDR and MASTER_PORT");
   }
-  if (const char* secret = getenv("CHORUS_SECRET")) info.secretHex = secret;
+  if (const std::optional<std::string> secret = param::text("CHORUS_SECRET")) info.secretHex = *secret;
   return info;
 }
 

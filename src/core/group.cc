@@ -8,7 +8,7 @@
 #include "core/comm.h"
 #include "core/host_stream.h"
 #include "core/launch.h"
-#if CHORUS_BUILD_CUDA  // CUDA executor (issue 6)
+#if CHORUS_BUILD_CUDA
 #include "core/device_launch.h"
 #endif
 
@@ -18,7 +18,7 @@ namespace {
 
 struct PendingCall {
   Comm* comm;
-  HostStream* stream;
+  CallStream stream;
   coll::CollOp op;
 };
 
@@ -34,29 +34,27 @@ thread_local GroupState group;
 // Launches the calls: one launch per stream, each holding one work per communicator (ops in issue order).
 // Enqueued launches return at once; the NULL stream's launch runs here, after the others are enqueued (they
 // may be the peers it waits for).
-Status launch(const std::vector<PendingCall>& allCalls, std::string* error) {
-#if CHORUS_BUILD_CUDA  // CUDA executor (issue 6): calls of CUDA comms go to the device path, on their cudaStream_t
+void launch(const std::vector<PendingCall>& allCalls) {
+#if CHORUS_BUILD_CUDA  // calls of CUDA communicators go to the device path, on their cudaStream_t
   std::vector<PendingCall> calls;
   std::vector<DeviceCall> deviceCalls;
   for (const PendingCall& c : allCalls) {
     if (c.comm->device() >= 0) {
-      deviceCalls.push_back(DeviceCall{c.comm, reinterpret_cast<void*>(c.stream), c.op});
+      deviceCalls.push_back(DeviceCall{c.comm, c.stream.cuda, c.op});
     } else {
       calls.push_back(c);
     }
   }
-  if (!deviceCalls.empty()) {
-    Status st = launchDeviceCalls(deviceCalls, error);
-    if (st != Status::kSuccess || calls.empty()) return st;
-  }
+  if (!deviceCalls.empty()) launchDeviceCalls(deviceCalls);
+  if (calls.empty()) return;
 #else
   const std::vector<PendingCall>& calls = allCalls;
 #endif
   std::vector<HostStream*> streamOrder;
   std::map<HostStream*, std::vector<CommWork>> byStream;
   for (const PendingCall& c : calls) {
-    auto [it, fresh] = byStream.try_emplace(c.stream);
-    if (fresh) streamOrder.push_back(c.stream);
+    auto [it, fresh] = byStream.try_emplace(c.stream.host);
+    if (fresh) streamOrder.push_back(c.stream.host);
     std::vector<CommWork>& works = it->second;
     CommWork* w = nullptr;
     for (CommWork& x : works) {
@@ -73,10 +71,9 @@ Status launch(const std::vector<PendingCall>& allCalls, std::string* error) {
     if (s != nullptr) s->enqueue(std::move(byStream[s]));
   }
   auto blocking = byStream.find(nullptr);
-  if (blocking == byStream.end()) return Status::kSuccess;
-  LaunchResult r = executeLaunch(blocking->second);
-  if (error != nullptr) *error = r.message;
-  return r.status;
+  if (blocking == byStream.end()) return;
+  const Failure f = executeLaunch(blocking->second);
+  if (!f.ok()) f.raise();
 }
 
 }  // namespace
@@ -85,28 +82,28 @@ bool inGroup() {
   return group.depth > 0;
 }
 
-Status submit(Comm* comm, HostStream* stream, const coll::CollOp& op, std::string* error) {
+void submit(Comm* comm, CallStream stream, const coll::CollOp& op) {
   if (group.depth > 0) {
     group.calls.push_back(PendingCall{comm, stream, op});
-    return Status::kSuccess;
+    return;
   }
   if (comm->device() < 0) {
     // One call of a host communicator outside a group: its launch is one work of one operation, with no
     // per-stream sorting to do.
     comm->opEnqueued();
-    if (stream != nullptr) {
-      stream->enqueue({CommWork{comm, {op}}});
-      return Status::kSuccess;
+    if (stream.host != nullptr) {
+      stream.host->enqueue({CommWork{comm, {op}}});
+      return;
     }
     // The common blocking call runs here; the work is reused, so a warm call allocates nothing.
     thread_local std::vector<CommWork> works(1);
     works[0].comm = comm;
     works[0].ops.assign(1, op);
-    LaunchResult r = executeLaunch(works);
-    if (r.status != Status::kSuccess && error != nullptr) *error = r.message;
-    return r.status;
+    const Failure f = executeLaunch(works);
+    if (!f.ok()) f.raise();
+    return;
   }
-  return launch({PendingCall{comm, stream, op}}, error);
+  launch({PendingCall{comm, stream, op}});
 }
 
 void groupStart() {
@@ -120,18 +117,15 @@ void recordGroupError(Status s, const std::string& msg) {
   }
 }
 
-Status groupEnd(std::string* error) {
+void groupEnd() {
   CHORUS_CHECK_USAGE(group.depth > 0, "chorusGroupEnd called without a matching chorusGroupStart");
-  if (--group.depth > 0) return Status::kSuccess;
+  if (--group.depth > 0) return;
   std::vector<PendingCall> calls = std::move(group.calls);
   Status first = group.firstError;
   std::string msg = std::move(group.firstMessage);
   group = GroupState{};
-  if (first != Status::kSuccess) {
-    if (error != nullptr) *error = "a call in the group failed, nothing was launched: " + msg;
-    return first;
-  }
-  return launch(calls, error);
+  if (first != Status::kSuccess) CHORUS_THROW(first, "a call in the group failed, nothing was launched: ", msg);
+  launch(calls);
 }
 
 }  // namespace chorus::core

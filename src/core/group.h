@@ -13,15 +13,22 @@ namespace chorus::core {
 class Comm;
 class HostStream;
 
+// The stream a call was made on: a host stream (nullptr: the NULL stream, the call blocks) for a host
+// communicator, or a cudaStream_t for a CUDA communicator.
+struct CallStream {
+  HostStream* host = nullptr;
+  void* cuda = nullptr;
+};
+
 // Submits one validated, tuned operation: launched now, or collected when the thread is inside a group.
-// Returns the launch's result for blocking launches (NULL stream), kSuccess for enqueued ones.
-Status submit(Comm* comm, HostStream* stream, const coll::CollOp& op, std::string* error);
+// Throws the launch's failure (base/error.h) for a blocking launch (NULL host stream) or a failed CUDA enqueue.
+void submit(Comm* comm, CallStream stream, const coll::CollOp& op);
 
 void groupStart();
-// Throws chorusInvalidUsage without a matching groupStart. Returns the first error of the group's calls
-// (then nothing is launched) or of its blocking launches.
-Status groupEnd(std::string* error);
-// Records an error of a call made inside a group: groupEnd returns the first one.
+// Throws chorusInvalidUsage without a matching groupStart; throws the first error of the group's calls (then
+// nothing is launched) or the failure of its launch.
+void groupEnd();
+// Records an error of a call made inside a group: groupEnd throws the first one.
 void recordGroupError(Status s, const std::string& msg);
 bool inGroup();
 

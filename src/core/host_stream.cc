@@ -2,10 +2,9 @@
 
 #include <sched.h>
 
-#include <unordered_set>
-
 #include "base/error.h"
 #include "base/wait.h"
+#include "core/handle_registry.h"
 
 namespace chorus::core {
 
@@ -60,10 +59,10 @@ bool HostStream::runFront(std::unique_lock<std::mutex>& lock) {
   queued_.fetch_sub(1, std::memory_order_relaxed);
   running_ = true;
   lock.unlock();
-  LaunchResult r = executeLaunch(works);
+  Failure r = executeLaunch(works);
   lock.lock();
   running_ = false;
-  if (r.status != Status::kSuccess && firstError_.status == Status::kSuccess) firstError_ = r;
+  if (!r.ok() && firstError_.ok()) firstError_ = r;
   // Only an empty stream interests a waiter (the next launch, if any, runs on this thread): a wake-up per
   // launch would cost a context switch each when ranks outnumber cores.
   if (pending_.fetch_sub(1, std::memory_order_release) == 1) idleCv_.notify_all();
@@ -93,13 +92,13 @@ void HostStream::loop() {
   }
 }
 
-LaunchResult HostStream::takeError() {
-  LaunchResult r = firstError_;
-  firstError_ = LaunchResult{};
+Failure HostStream::takeError() {
+  Failure r = firstError_;
+  firstError_ = Failure{};
   return r;
 }
 
-LaunchResult HostStream::synchronize() {
+Failure HostStream::synchronize() {
   std::unique_lock<std::mutex> lock(mu_);
   bool lingered = false;
   while (pending_.load(std::memory_order_acquire) != 0) {
@@ -118,35 +117,16 @@ LaunchResult HostStream::synchronize() {
   return takeError();
 }
 
-LaunchResult HostStream::query() {
+Failure HostStream::query() {
   std::lock_guard<std::mutex> lock(mu_);
   if (firstError_.status != Status::kSuccess) return takeError();
-  if (pending_.load() != 0) return LaunchResult{Status::kInProgress, ""};
-  return LaunchResult{};
-}
-
-namespace {
-std::mutex registryMu;
-std::unordered_set<const void*>& registry() {
-  static auto* s = new std::unordered_set<const void*>();
-  return *s;
-}
-}  // namespace
-
-void registerStream(HostStream* s) {
-  std::lock_guard<std::mutex> lock(registryMu);
-  registry().insert(s);
-}
-
-void unregisterStream(HostStream* s) {
-  std::lock_guard<std::mutex> lock(registryMu);
-  registry().erase(s);
+  if (pending_.load() != 0) return Failure{Status::kInProgress, ""};
+  return Failure{};
 }
 
 HostStream* checkStream(void* handle, const char* arg) {
   if (handle == nullptr) return nullptr;
-  std::lock_guard<std::mutex> lock(registryMu);
-  CHORUS_CHECK_ARG(registry().count(handle) != 0, arg,
+  CHORUS_CHECK_ARG(streamHandles().contains(handle), arg,
                    " is not a live host stream (create it with chorusStreamCreate; CUDA streams need a CUDA "
                    "communicator)");
   return static_cast<HostStream*>(handle);

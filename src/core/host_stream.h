@@ -24,18 +24,19 @@ class HostStream {
 
   // Appends one launch (one group, or one call): its works run together once everything before is done.
   void enqueue(std::vector<CommWork> works);
-  // Waits until the queue is empty; returns and clears the first error since the last report.
-  LaunchResult synchronize();
-  // kSuccess when idle (and clears the first error after reporting it), kInProgress while work is pending,
-  // else the first error.
-  LaunchResult query();
+  // Waits until the queue is empty; returns and clears the first failure since the last report (base/error.h:
+  // the caller raises it).
+  Failure synchronize();
+  // The first failure since the last report (then cleared); else status kInProgress while work is pending;
+  // else ok.
+  Failure query();
 
  private:
   void loop();
   // Runs the oldest queued launch on the calling thread (the lock is released meanwhile); false when the
   // queue is empty or another thread is running a launch. Launches run one at a time, in order.
   bool runFront(std::unique_lock<std::mutex>& lock);
-  LaunchResult takeError();
+  Failure takeError();
 
   std::mutex mu_;
   std::condition_variable workCv_;
@@ -46,13 +47,10 @@ class HostStream {
   bool running_ = false;         // a thread is executing a launch
   bool workerWaiting_ = false;   // the stream's thread sleeps on workCv_
   bool stop_ = false;
-  LaunchResult firstError_;
+  Failure firstError_;
   std::thread thread_;
 };
 
-// Registry of live host streams (rejects destroyed or foreign handles).
-void registerStream(HostStream* s);
-void unregisterStream(HostStream* s);
 // Returns the stream for a chorusStream_t; throws chorusInvalidArgument naming `arg` for a handle that is
 // not a live host stream. NULL gives nullptr.
 HostStream* checkStream(void* handle, const char* arg = "stream");

@@ -7,15 +7,15 @@
 #include "base/params.h"
 #include "chorus_build_config.h"
 #include "core/api_guard.h"
-#include "core/comm_registry.h"
-#if CHORUS_BUILD_CUDA  // CUDA executor (issue 6)
+#include "core/handle_registry.h"
+#if CHORUS_BUILD_CUDA
 #include "transport/cuda/cuda_util.h"
 #endif
 
 namespace chorus::core {
 
 int resolveDevice(int device) {
-#if CHORUS_BUILD_CUDA  // CUDA executor (issue 6): devices are accepted when a GPU is visible
+#if CHORUS_BUILD_CUDA  // devices are accepted when a GPU is visible
   std::string why;
   const int visible = transport::cuda::visibleDevices(&why);
   if (device == CHORUS_DEVICE_AUTO) return visible > 0 ? transport::cuda::currentDevice() : CHORUS_DEVICE_HOST;
@@ -49,11 +49,11 @@ Comm* initRank(const bootstrap::UniqueId& id, int nranks, int rank, const CommOp
     LogRankScope logRank(rank);
     WaitContext ctx = comm->waitContext("joining the communicator");
     finishSetUp(comm.get(), bootstrap::Bootstrap::init(id, rank, nranks, ctx));
-    registerComm(comm.get());
+    commHandles().add(comm.get());
     return comm.release();
   }
   Comm* raw = comm.release();
-  registerComm(raw);
+  commHandles().add(raw);
   raw->setInitThread(std::thread([raw, id, nranks, rank] {
     LogRankScope logRank(rank);
     try {
@@ -73,7 +73,7 @@ Comm* initRank(const bootstrap::UniqueId& id, int nranks, int rank, const CommOp
 Comm* initFromBootstrap(std::unique_ptr<bootstrap::Bootstrap> b, const CommOptions& options) {
   auto comm = std::make_unique<Comm>(b->rank(), b->nranks(), options);
   finishSetUp(comm.get(), std::move(b));
-  registerComm(comm.get());
+  commHandles().add(comm.get());
   return comm.release();
 }
 

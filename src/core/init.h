@@ -4,8 +4,8 @@
 #include <memory>
 #include <vector>
 
+#include "bootstrap/bootstrap.h"
 #include "chorus/chorus.h"
-#include "core/bootstrap/bootstrap.h"
 #include "core/comm.h"
 
 namespace chorus::core {

@@ -25,15 +25,14 @@ const char* describe(const std::vector<coll::CollOp>& ops) {
   const coll::CollOp& op = ops[0];
   int n =
       snprintf(buf, sizeof(buf), "%s(count %zu, %s", coll::collName(op.type), op.count, reduce::dtypeName(op.dtype));
-  if (op.type == coll::CollType::kSend || op.type == coll::CollType::kRecv) {
+  if (coll::isSendRecv(op.type)) {
     n += snprintf(buf + n, sizeof(buf) - n, ", %s rank %d", op.type == coll::CollType::kSend ? "to" : "from", op.peer);
   }
   snprintf(buf + n, sizeof(buf) - n, ")");
   return buf;
 }
 
-// One communicator's share: connect what is missing, run the collectives in order, then the send/recv
-// tasks together.
+// One communicator's share: plan it, connect what the plan lists, run it.
 void executeWork(const CommWork& w) {
   Comm& comm = *w.comm;
   LogRankScope logRank(comm.rank());
@@ -41,49 +40,25 @@ void executeWork(const CommWork& w) {
   thread_local WaitContext ctx;
   comm.fillWaitContext(&ctx);
   if (comm.options().checkMode) checkMatchingCalls(comm, w.ops, ctx);
-  thread_local std::vector<coll::ConnKey> keys;
-  keys.clear();
-  for (const coll::CollOp& op : w.ops) {
-    coll::addNeededConnections(op, comm.topo(), comm.rank(), comm.nranks(), &keys);
-  }
-  comm.ensureConnected(keys);
+  thread_local coll::Plan plan;
+  coll::planWork(w.ops, comm.planContext(), &plan);
+  comm.connections().connect(plan.connections, transport::FifoMemory::kHost);
   coll::ExecEnv env;
   env.rank = comm.rank();
   env.nranks = comm.nranks();
   env.topo = &comm.topo();
-  env.conns = &comm;
+  env.conns = &comm.connections();
   env.ctx = &ctx;
-  std::vector<coll::P2pTask> tasks;
-  // Copies of in-place all-to-all inputs, kept per thread with their capacity: a fresh buffer per call would
-  // fault in every page of it each time (a 128 MiB in-place all-to-all ran at a third of the out-of-place
-  // speed). The memory stays with the thread, up to the largest in-place all-to-all it ran.
-  thread_local std::vector<std::vector<char>> scratch;
-  size_t scratchUsed = 0;
-  for (const coll::CollOp& op : w.ops) {
-    if (!coll::isP2pOp(op)) {
-      coll::runCollective(op, env);
-      continue;
-    }
-    coll::CollOp p = op;
-    if (op.type == coll::CollType::kAllToAll && op.sendbuff == op.recvbuff && op.count > 0) {
-      // In place: what this rank sends must be read before it is overwritten by what it receives.
-      const size_t bytes = op.count * reduce::dtypeSize(op.dtype) * comm.nranks();
-      if (scratch.size() == scratchUsed) scratch.emplace_back();
-      std::vector<char>& copy = scratch[scratchUsed++];
-      copy.assign(static_cast<const char*>(op.sendbuff), static_cast<const char*>(op.sendbuff) + bytes);
-      p.sendbuff = copy.data();
-    }
-    coll::addP2pTasks(p, comm.rank(), comm.nranks(), &tasks);
-  }
-  if (!tasks.empty()) coll::runP2p(tasks, env);
+  coll::runPlan(plan, env);
 }
 
 }  // namespace
 
-LaunchResult executeLaunch(const std::vector<CommWork>& works) {
-  LaunchResult result;
+Failure executeLaunch(const std::vector<CommWork>& works) {
+  Failure first;
   std::mutex mu;
   auto runOne = [&](const CommWork& w) {
+    Failure f;
     try {
       executeWork(w);
     } catch (const Error& e) {
@@ -91,23 +66,22 @@ LaunchResult executeLaunch(const std::vector<CommWork>& works) {
       const std::string tag = "rank " + std::to_string(w.comm->rank()) + ": ";
       std::string cause = e.what();
       if (cause.compare(0, tag.size(), tag) == 0) cause.erase(0, tag.size());
-      std::string msg = tag + describe(w.ops) + ": " + cause;
-      w.comm->recordAsyncError(e.status(), msg);
+      f = Failure{e.status(), tag + describe(w.ops) + ": " + cause};
       w.comm->poisonConnections();
-      CHORUS_LOG_WARN(kColl, msg);
-      std::lock_guard<std::mutex> lock(mu);
-      if (result.status == Status::kSuccess) result = {e.status(), msg};
+      CHORUS_LOG_WARN(kColl, f.message);
     } catch (const std::exception& e) {
-      std::string msg = "rank " + std::to_string(w.comm->rank()) + ": internal error: " + e.what();
-      w.comm->recordAsyncError(Status::kInternalError, msg);
+      f = Failure{Status::kInternalError, "rank " + std::to_string(w.comm->rank()) + ": internal error: " + e.what()};
+    }
+    if (!f.ok()) {
+      w.comm->recordAsyncError(f.status, f.message);
       std::lock_guard<std::mutex> lock(mu);
-      if (result.status == Status::kSuccess) result = {Status::kInternalError, msg};
+      if (first.ok()) first = f;
     }
     for (size_t i = 0; i < w.ops.size(); ++i) w.comm->opFinished();
   };
   if (works.size() == 1) {
     runOne(works[0]);
-    return result;
+    return first;
   }
   Latch latch(static_cast<int>(works.size()) - 1);
   for (size_t i = 1; i < works.size(); ++i) {
@@ -119,7 +93,7 @@ LaunchResult executeLaunch(const std::vector<CommWork>& works) {
   }
   runOne(works[0]);
   latch.wait();
-  return result;
+  return first;
 }
 
 }  // namespace chorus::core

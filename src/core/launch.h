@@ -1,11 +1,11 @@
 // Executing launched work: each communicator's share of a group runs to completion, all shares at the same
-// time (the first on the calling thread, the others on their communicators' workers).
+// time (the first on the calling thread, the others on their communicators' workers). This is where a failure
+// in the data path stops unwinding (base/error.h, boundary 2).
 #pragma once
 
-#include <string>
 #include <vector>
 
-#include "base/status.h"
+#include "base/error.h"
 #include "collectives/coll_op.h"
 
 namespace chorus::core {
@@ -17,12 +17,9 @@ struct CommWork {
   std::vector<coll::CollOp> ops;  // in issue order
 };
 
-struct LaunchResult {
-  Status status = Status::kSuccess;
-  std::string message;
-};
-
-// Runs every work; returns the first error (also recorded as each failing comm's async error).
-LaunchResult executeLaunch(const std::vector<CommWork>& works);
+// Runs every work: plans it, connects what the plan lists and runs it (collectives/host/host_executor.h).
+// Never throws: returns the first failure, which is also recorded as each failing communicator's asynchronous
+// error (with its connections closed, so that peers waiting on it fail at once).
+Failure executeLaunch(const std::vector<CommWork>& works);
 
 }  // namespace chorus::core

@@ -7,7 +7,7 @@
 #include "base/error.h"
 #include "base/logging.h"
 #include "base/params.h"
-#include "core/comm.h"
+#include "collectives/conn_key.h"
 #include "topology/host_order.h"
 #include "topology/paths.h"
 #include "topology/search.h"
@@ -18,22 +18,18 @@ namespace chorus::core {
 namespace {
 
 // Channels the communicator prepares rings for; tuning uses up to this many.
-int channelCount(const Comm& comm) {
+int channelCount(int minChannels, int maxChannels) {
   int n = static_cast<int>(param::Nchannels());
-  if (comm.options().maxChannels > 0) n = n > 0 ? std::min(n, comm.options().maxChannels) : comm.options().maxChannels;
+  if (maxChannels > 0) n = n > 0 ? std::min(n, maxChannels) : maxChannels;
   if (n <= 0) n = 2;
-  n = std::max(n, comm.options().minChannels);
+  n = std::max(n, minChannels);
   return std::clamp(n, 1, coll::kMaxChannels);
 }
-
-}  // namespace
-
-namespace {
 
 // CHORUS_TOPO_FILE / CHORUS_TOPO_DUMP_FILE / CHORUS_GRAPH_DUMP_FILE: the first rank of each process loads or
 // detects the machine's topology, writes the requested files, and logs what it found. Host communicators order
 // their rings from where ranks live (searchHostRings); the machine graph matters to GPU rings.
-void loadMachineTopologyIfAsked(const Comm& comm) {
+void loadMachineTopologyIfAsked(const std::vector<transport::PeerInfo>& peers, int rank) {
   if (param::TopoFile().empty() && param::TopoDumpFile().empty() && param::GraphDumpFile().empty()) return;
   static std::once_flag once;
   std::call_once(once, [&] {
@@ -43,23 +39,23 @@ void loadMachineTopologyIfAsked(const Comm& comm) {
       // A job over several hosts enters and leaves this host through its NICs (NCCL's ring graph on each node), so
       // the dumped channels name the NIC of each channel.
       std::set<uint64_t> hosts;
-      for (const auto& peer : comm.peers()) hosts.insert(peer.hostHash);
+      for (const auto& peer : peers) hosts.insert(peer.hostHash);
       topology::SearchOptions options;
       options.viaNets = hosts.size() > 1;
       topology::SearchResult result = topology::searchChannels(system.graph, paths, options);
       topology::dumpGraphIfRequested(system.graph, result);
-      CHORUS_LOG_INFO(kGraph, "rank ", comm.rank(), ": topology from ", system.source);
+      CHORUS_LOG_INFO(kGraph, "rank ", rank, ": topology from ", system.source);
     } catch (const Error& e) {
-      CHORUS_LOG_WARN(kGraph, "rank ", comm.rank(), ": topology: ", e.what());
+      CHORUS_LOG_WARN(kGraph, "rank ", rank, ": topology: ", e.what());
     }
   });
 }
 
 }  // namespace
 
-coll::TopoView buildTopoView(const Comm& comm) {
-  loadMachineTopologyIfAsked(comm);
-  const auto& peers = comm.peers();
+coll::TopoView buildTopoView(const std::vector<transport::PeerInfo>& peers, int rank, int minChannels,
+                             int maxChannels) {
+  loadMachineTopologyIfAsked(peers, rank);
   std::vector<topology::RankPlace> places(peers.size());
   std::set<uint64_t> hosts, procs;
   for (size_t r = 0; r < peers.size(); ++r) {
@@ -73,10 +69,10 @@ coll::TopoView buildTopoView(const Comm& comm) {
   coll::TopoView v;
   v.nHosts = static_cast<int>(hosts.size());
   v.allSameProcess = procs.size() == 1;
-  v.rings = topology::searchHostRings(places, channelCount(comm));
+  v.rings = topology::searchHostRings(places, channelCount(minChannels, maxChannels));
   CHORUS_ENFORCE(!v.rings.empty(), "topology search returned no ring");
   for (const auto& ring : v.rings) {
-    auto it = std::find(ring.begin(), ring.end(), comm.rank());
+    auto it = std::find(ring.begin(), ring.end(), rank);
     CHORUS_ENFORCE(it != ring.end() && ring.size() == peers.size(), "ring does not cover every rank");
     v.ringIndex.push_back(static_cast<int>(it - ring.begin()));
   }

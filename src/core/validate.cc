@@ -5,7 +5,7 @@
 #include "base/error.h"
 #include "chorus_build_config.h"
 #include "core/comm.h"
-#if CHORUS_BUILD_CUDA  // CUDA executor (issue 6)
+#if CHORUS_BUILD_CUDA
 #include "transport/cuda/cuda_util.h"
 #endif
 
@@ -58,7 +58,7 @@ void validateOp(const Comm& comm, const coll::CollOp& op) {
   if (rooted) {
     CHORUS_CHECK_ARG(op.root >= 0 && op.root < n, name, ": root ", op.root, " is outside [0, nranks=", n, ")");
   }
-  if (op.type == coll::CollType::kSend || op.type == coll::CollType::kRecv) {
+  if (coll::isSendRecv(op.type)) {
     CHORUS_CHECK_ARG(op.peer >= 0 && op.peer < n, name, ": peer ", op.peer, " is outside [0, nranks=", n, ")");
   }
   // Which buffers this rank reads and writes, and how many bytes of each.
@@ -102,7 +102,7 @@ void validateOp(const Comm& comm, const coll::CollOp& op) {
   CHORUS_CHECK_ARG(in == 0 || op.sendbuff != nullptr, name, ": sendbuff is NULL but count is ", op.count);
   CHORUS_CHECK_ARG(out == 0 || op.recvbuff != nullptr, name, ": recvbuff is NULL but count is ", op.count);
   if (in > 0 && out > 0) checkOverlap(op, in, out, inPlace);
-#if CHORUS_BUILD_CUDA  // CUDA executor (issue 6): device buffers on CUDA comms, host buffers on host comms
+#if CHORUS_BUILD_CUDA  // device buffers on CUDA comms, host buffers on host comms
   if (comm.device() >= 0 || transport::cuda::visibleDevices() > 0) {
     const std::string what = std::string(name) + ": ";
     transport::cuda::checkBufferPlacement(op.sendbuff, in, comm.device(), (what + "sendbuff").c_str());

@@ -103,6 +103,10 @@ void fifoClose(FifoControl* f) {
   futexWake(&f->head);
 }
 
+Connection::~Connection() = default;
+
+void Connection::drain(const WaitContext&) {}
+
 // ---- SendConnection ----
 
 SendConnection::~SendConnection() = default;

@@ -1,4 +1,5 @@
-// The connection of every transport: a FIFO of fixed-size slots between one producer and one consumer.
+// The connection of every host-memory transport (inproc, shm, socket): a FIFO of fixed-size slots between one
+// producer and one consumer, read and written by the CPU. (Device FIFOs, for kernels: cuda/device_fifo.h.)
 //
 // Layout (in process memory for in-process peers, in POSIX shared memory for peers on the host, and in
 // local memory on both sides of a socket, where a proxy thread is the remote end):
@@ -19,10 +20,12 @@
 #include <string>
 
 #include "base/wait.h"
+#include "transport/connection.h"
+#include "transport/fifo_geometry.h"
 
 namespace chorus::transport {
 
-constexpr int kMaxSlots = 64;
+constexpr int kMaxSlots = 64;  // the deepest FIFO fifoInit accepts (communicators use kFifoSlots)
 constexpr size_t kCacheLine = 64;
 
 struct FifoControl {
@@ -55,11 +58,11 @@ inline char* fifoSlot(FifoControl* f, uint32_t i) {
 using PeerCheck = std::function<void()>;
 
 // The producing end. Not thread-safe: one thread produces.
-class SendConnection {
+class SendConnection : public Connection {
  public:
   SendConnection(FifoControl* fifo, std::string what, PeerCheck check)
-      : fifo_(fifo), what_(std::move(what)), check_(std::move(check)) {}
-  virtual ~SendConnection();
+      : Connection(Kind::kHostSend, std::move(what)), fifo_(fifo), check_(std::move(check)) {}
+  ~SendConnection() override;
 
   size_t slotBytes() const { return fifo_->slotBytes; }
   int nslots() const { return static_cast<int>(fifo_->nslots); }
@@ -78,31 +81,26 @@ class SendConnection {
     fifo_->tail.store(t + 1, std::memory_order_seq_cst);
     if (fifo_->consumerSleeping.load(std::memory_order_seq_cst) != 0) wakeConsumer();
   }
-  // Number of posted slots the consumer has not freed yet.
-  uint32_t inFlight() const {
-    return fifo_->tail.load(std::memory_order_relaxed) - fifo_->head.load(std::memory_order_acquire);
-  }
   // Waits until the consumer has freed every posted slot.
-  void drain(const WaitContext& ctx);
+  void drain(const WaitContext& ctx) override;
+  void close() override { fifoClose(fifo_); }
   // Throws if the far end is gone (checks the closed flag, then the transport's probe).
   void checkPeer() const;
-  const std::string& what() const { return what_; }
   FifoControl* fifo() const { return fifo_; }
 
  protected:
   // Wakes the consumer sleeping on tail; virtual for the same reason as RecvConnection::wakeProducer.
   virtual void wakeConsumer();
   FifoControl* fifo_;
-  std::string what_;
   PeerCheck check_;
 };
 
 // The consuming end. Not thread-safe: one thread consumes.
-class RecvConnection {
+class RecvConnection : public Connection {
  public:
   RecvConnection(FifoControl* fifo, std::string what, PeerCheck check)
-      : fifo_(fifo), what_(std::move(what)), check_(std::move(check)) {}
-  virtual ~RecvConnection();
+      : Connection(Kind::kHostRecv, std::move(what)), fifo_(fifo), check_(std::move(check)) {}
+  ~RecvConnection() override;
 
   size_t slotBytes() const { return fifo_->slotBytes; }
   int nslots() const { return static_cast<int>(fifo_->nslots); }
@@ -121,8 +119,8 @@ class RecvConnection {
     fifo_->head.store(h + 1, std::memory_order_seq_cst);
     if (fifo_->producerSleeping.load(std::memory_order_seq_cst) != 0) wakeProducer();
   }
+  void close() override { fifoClose(fifo_); }
   void checkPeer() const;
-  const std::string& what() const { return what_; }
   FifoControl* fifo() const { return fifo_; }
 
  protected:
@@ -130,7 +128,6 @@ class RecvConnection {
   // (the socket proxy sleeps in poll) can wake it its own way; only called when producerSleeping is set.
   virtual void wakeProducer();
   FifoControl* fifo_;
-  std::string what_;
   PeerCheck check_;
 };
 

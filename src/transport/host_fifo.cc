@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include "base/error.h"
 
@@ -10,17 +11,14 @@ namespace chorus::transport {
 HostFifo::HostFifo(int nslots, size_t slotBytes) {
   CHORUS_CHECK_ARG(nslots >= 1 && nslots <= kMaxSlots, "FIFO depth ", nslots, " is outside [1, ", kMaxSlots, "]");
   size_t bytes = (fifoBytes(nslots, slotBytes) + 4095) & ~size_t(4095);
-  mem_ = std::aligned_alloc(4096, bytes);
-  CHORUS_CHECK_SYS(mem_ == nullptr ? -1 : 0, "allocating a FIFO of ", bytes, " bytes");
+  // Owned by the guard until fifoInit accepts the geometry: a rejected one must not leak the memory (the
+  // destructor does not run when the constructor throws).
+  std::unique_ptr<void, void (*)(void*)> mem(std::aligned_alloc(4096, bytes), std::free);
+  CHORUS_CHECK_SYS(mem == nullptr ? -1 : 0, "allocating a FIFO of ", bytes, " bytes");
   // Touch every page now so that the first transfer does not pay for page faults.
-  memset(mem_, 0, bytes);
-  try {
-    fifo_ = fifoInit(mem_, nslots, slotBytes);
-  } catch (...) {
-    std::free(mem_);  // a rejected geometry must not leak the memory (the destructor will not run)
-    mem_ = nullptr;
-    throw;
-  }
+  memset(mem.get(), 0, bytes);
+  fifo_ = fifoInit(mem.get(), nslots, slotBytes);
+  mem_ = mem.release();
 }
 
 HostFifo::~HostFifo() {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -65,11 +66,8 @@ struct SweepCase {
   bool inPlace;
 };
 
-class DeviceAllReduce : public ::testing::TestWithParam<SweepCase> {};
-
-TEST_P(DeviceAllReduce, MatchesReference) {
-  REQUIRE_GPU();
-  const SweepCase c = GetParam();
+// Runs one all-reduce case on fresh communicators and checks every element of every rank's result.
+void checkAllReduce(const SweepCase& c) {
   std::vector<chorusComm_t> comms = makeComms(c.nranks);
   const size_t bytes = c.count * chorus::test::typeSize(c.type);
   onRanks(c.nranks, [&](int r) {
@@ -99,6 +97,47 @@ TEST_P(DeviceAllReduce, MatchesReference) {
   destroyComms(comms);
 }
 
+class DeviceAllReduce : public ::testing::TestWithParam<SweepCase> {};
+
+TEST_P(DeviceAllReduce, MatchesReference) {
+  REQUIRE_GPU();
+  checkAllReduce(GetParam());
+}
+
+// The direct algorithm in a kernel: the tuner does not pick it for CUDA communicators until this passes on a
+// GPU (TuningContext::directByModel); CHORUS_ALGO=direct, read when the communicators are made, forces it.
+// Small buffers (a message must fit one FIFO slot), every type and op, in place (the own contribution then
+// comes from a staging copy) and out of place.
+class DeviceDirectAllReduce : public ::testing::TestWithParam<SweepCase> {};
+
+TEST_P(DeviceDirectAllReduce, MatchesReference) {
+  REQUIRE_GPU();
+  setenv("CHORUS_ALGO", "direct", 1);
+  checkAllReduce(GetParam());
+  unsetenv("CHORUS_ALGO");
+}
+
+std::vector<SweepCase> smallSweep() {
+  std::vector<SweepCase> v;
+  for (int n : {2, 3, 4}) {
+    for (int t = 0; t < chorusNumTypes; ++t) {
+      for (int op = 0; op < chorusNumOps; ++op) {
+        for (size_t count : {size_t(1), size_t(1021)}) {
+          for (bool inPlace : {false, true}) {
+            v.push_back({n, static_cast<chorusDataType_t>(t), static_cast<chorusRedOp_t>(op), count, inPlace});
+          }
+        }
+      }
+    }
+  }
+  return v;
+}
+
+std::string caseName(const ::testing::TestParamInfo<SweepCase>& i) {
+  return "n" + std::to_string(i.param.nranks) + "_" + chorus::test::typeName(i.param.type) + "_" +
+         chorus::test::opName(i.param.op) + "_c" + std::to_string(i.param.count) + (i.param.inPlace ? "_inplace" : "");
+}
+
 std::vector<SweepCase> sweep() {
   std::vector<SweepCase> v;
   for (int n : {1, 2, 3, 4}) {
@@ -115,12 +154,8 @@ std::vector<SweepCase> sweep() {
   return v;
 }
 
-INSTANTIATE_TEST_SUITE_P(Sweep, DeviceAllReduce, ::testing::ValuesIn(sweep()),
-                         [](const ::testing::TestParamInfo<SweepCase>& i) {
-                           return "n" + std::to_string(i.param.nranks) + "_" + chorus::test::typeName(i.param.type) +
-                                  "_" + chorus::test::opName(i.param.op) + "_c" + std::to_string(i.param.count) +
-                                  (i.param.inPlace ? "_inplace" : "");
-                         });
+INSTANTIATE_TEST_SUITE_P(Sweep, DeviceAllReduce, ::testing::ValuesIn(sweep()), caseName);
+INSTANTIATE_TEST_SUITE_P(Small, DeviceDirectAllReduce, ::testing::ValuesIn(smallSweep()), caseName);
 
 TEST(DeviceBadInput, HostPointerOnACudaCommunicatorIsInvalidArgument) {
   REQUIRE_GPU();

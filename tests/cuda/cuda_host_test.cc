@@ -12,32 +12,33 @@
 
 #include "base/error.h"
 #include "collectives/device/device_executor.h"
-#include "collectives/device/device_fifo.h"
 #include "collectives/device/device_kernel_table.h"
 #include "collectives/device/reduce_device.h"
 #include "collectives/reduce/reduce.h"
 #include "transport/cuda/cuda_descriptor.h"
 #include "transport/cuda/cuda_util.h"
+#include "transport/cuda/device_fifo.h"
 
 namespace chorus {
 namespace {
 
-using coll::device::DevFifoControl;
 using reduce::DType;
 using reduce::Op;
+using transport::cuda::DevFifoControl;
 
 TEST(DeviceFifoLayout, CountersOnTheirOwnLinesAndSlotsAligned) {
-  EXPECT_EQ(offsetof(DevFifoControl, tail) % coll::device::kDevFifoLine, 0u);
-  EXPECT_GE(offsetof(DevFifoControl, head) - offsetof(DevFifoControl, tail), coll::device::kDevFifoLine);
-  EXPECT_GE(offsetof(DevFifoControl, sizes) - offsetof(DevFifoControl, head), coll::device::kDevFifoLine);
-  EXPECT_EQ(coll::device::devFifoSlotsOffset() % 4096, 0u);
-  EXPECT_GE(coll::device::devFifoSlotsOffset(), sizeof(DevFifoControl));
+  EXPECT_EQ(offsetof(DevFifoControl, tail) % transport::cuda::kDevFifoLine, 0u);
+  EXPECT_GE(offsetof(DevFifoControl, head) - offsetof(DevFifoControl, tail), transport::cuda::kDevFifoLine);
+  EXPECT_GE(offsetof(DevFifoControl, sizes) - offsetof(DevFifoControl, head), transport::cuda::kDevFifoLine);
+  EXPECT_EQ(transport::cuda::devFifoSlotsOffset() % 4096, 0u);
+  EXPECT_GE(transport::cuda::devFifoSlotsOffset(), sizeof(DevFifoControl));
   const size_t slot = 1 << 19;
-  EXPECT_EQ(coll::device::devFifoSlotOffset(0, slot), coll::device::devFifoSlotsOffset());
-  EXPECT_EQ(coll::device::devFifoSlotOffset(coll::device::kDevFifoSlots + 3, slot),
-            coll::device::devFifoSlotsOffset() + 3 * slot);
-  EXPECT_EQ(coll::device::devFifoBytes(slot), coll::device::devFifoSlotsOffset() + coll::device::kDevFifoSlots * slot);
-  static_assert((coll::device::kDevFifoSlots & (coll::device::kDevFifoSlots - 1)) == 0, "power of two");
+  EXPECT_EQ(transport::cuda::devFifoSlotOffset(0, slot), transport::cuda::devFifoSlotsOffset());
+  EXPECT_EQ(transport::cuda::devFifoSlotOffset(transport::cuda::kDevFifoSlots + 3, slot),
+            transport::cuda::devFifoSlotsOffset() + 3 * slot);
+  EXPECT_EQ(transport::cuda::devFifoBytes(slot),
+            transport::cuda::devFifoSlotsOffset() + transport::cuda::kDevFifoSlots * slot);
+  static_assert((transport::cuda::kDevFifoSlots & (transport::cuda::kDevFifoSlots - 1)) == 0, "power of two");
 }
 
 TEST(DeviceKernelTable, EveryTypeExactlyOnce) {
@@ -52,15 +53,19 @@ TEST(DeviceKernelTable, EveryTypeExactlyOnce) {
   }
 }
 
-TEST(DeviceKernelTable, EveryRingAndTreeCollectiveHasABody) {
+// Every (collective, algorithm) of collectives/algo has a kernel body, and no other pair claims one: the device
+// never falls back silently to another algorithm than the one planned.
+TEST(DeviceKernelTable, EveryAlgorithmHasABody) {
   using coll::CollType;
-  for (CollType type : {CollType::kAllReduce, CollType::kBroadcast, CollType::kReduce, CollType::kAllGather,
-                        CollType::kReduceScatter}) {
-    for (coll::Algo algo : {coll::Algo::kRing, coll::Algo::kTree}) {
+  for (CollType type :
+       {CollType::kAllReduce, CollType::kBroadcast, CollType::kReduce, CollType::kAllGather, CollType::kReduceScatter,
+        CollType::kAllToAll, CollType::kGather, CollType::kScatter, CollType::kSend, CollType::kRecv}) {
+    for (coll::Algo algo : {coll::Algo::kRing, coll::Algo::kTree, coll::Algo::kDirect}) {
       coll::CollOp op;
       op.type = type;
       op.algo = algo;
-      EXPECT_GE(coll::device::algoKind(op), 0) << coll::collName(type);
+      EXPECT_EQ(coll::device::algoKind(op) >= 0, coll::hasAlgorithm(type, algo))
+          << coll::collName(type) << " " << coll::algoName(algo);
     }
   }
 }

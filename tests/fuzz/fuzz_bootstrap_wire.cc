@@ -1,4 +1,4 @@
-// Fuzzes the bootstrap wire parser (src/core/bootstrap/wire.h): what a listener does with the bytes of one
+// Fuzzes the bootstrap wire parser (src/bootstrap/wire.h): what a listener does with the bytes of one
 // connection, from the handshake through rendezvous and data frames, with no I/O.
 //
 // libFuzzer build and run (clang 14), as scripts/test.sh does it:
@@ -16,9 +16,10 @@
 #include <vector>
 
 #include "base/error.h"
-#include "core/bootstrap/hmac.h"
-#include "core/bootstrap/rendezvous.h"
-#include "core/bootstrap/wire.h"
+#include "bootstrap/handshake.h"
+#include "bootstrap/hmac.h"
+#include "bootstrap/rendezvous.h"
+#include "bootstrap/wire.h"
 
 // tests/fuzz/CMakeLists.txt compiles wire.cc, hmac.cc and rendezvous.cc into the libFuzzer binary with the
 // fuzzer's coverage instrumentation (libFuzzer is blind to code built without it); the replay test links the

@@ -1,5 +1,5 @@
 // Schedule tests of the one-source algorithms: every rank's calls are recorded with StepRecorder and run
-// together symbolically over bounded FIFOs (algo_sim.h), for ring and tree variants, many rank counts,
+// together symbolically over bounded FIFOs (algo_sim.h), for ring, tree and direct variants, many rank counts,
 // roots, counts, chunk sizes, channel counts, FIFO depths, non-identity rings and double binary trees.
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 #include <tuple>
 #include <vector>
 
-#include "collectives/step_recorder.h"
 #include "unit/algo_sim.h"
+#include "unit/step_recorder.h"
 
 namespace chorus::coll::sim {
 namespace {
@@ -82,7 +82,7 @@ SimConfig makeConfig(Coll coll, Algo algo, int nranks, int root, size_t count, s
   cfg.inPlace = inPlace;
   if (algo == Algo::kRing) {
     cfg.rings = testRings(nranks, nChannels);
-  } else {
+  } else if (algo == Algo::kTree) {
     cfg.trees = testTrees(coll, nranks, root, nChannels);
   }
   return cfg;
@@ -133,8 +133,11 @@ TEST_P(AlgoScheduleTest, CompletesWithExactResults) {
         const bool big = count > 4096;
         if (cc.chunk == 1 && count > 1000 && nranks > 8) continue;  // one-element chunks: smaller cases cover them
         if (big && (cc.chunk < 1000 || root != roots.back())) continue;
+        // A direct algorithm moves every message whole on one channel: chunks and channels do not apply.
+        if (algo == Algo::kDirect && cc.chunk != 64) continue;
         for (int nChannels = 1; nChannels <= 3; ++nChannels) {
           if (big && nChannels == 2) continue;
+          if (algo == Algo::kDirect && nChannels > 1) continue;
           for (size_t slots : {size_t{1}, size_t{2}, size_t{8}}) {
             if (slots < minSlots || (big && slots == 2 && minSlots == 1)) continue;
             for (bool inPlace : {false, true}) {
@@ -173,6 +176,49 @@ INSTANTIATE_TEST_SUITE_P(Tree, AlgoScheduleTest,
                          ::testing::Combine(::testing::Values(Coll::kAllReduce, Coll::kBroadcast, Coll::kReduce),
                                             ::testing::Values(Algo::kTree), ::testing::ValuesIn(kRankCounts)),
                          paramName);
+
+INSTANTIATE_TEST_SUITE_P(Direct, AlgoScheduleTest,
+                         ::testing::Combine(::testing::Values(Coll::kAllReduce, Coll::kAllGather, Coll::kReduceScatter,
+                                                              Coll::kBroadcast),
+                                            ::testing::Values(Algo::kDirect), ::testing::ValuesIn(kRankCounts)),
+                         paramName);
+
+// A direct reduction folds the contributions in rank order on every rank (bit-identical results): the first
+// arrives (or is this rank's own), each later one is reduced into the output, and only the last applies the
+// post-divisor.
+TEST(AlgoSchedule, DirectReducesInRankOrder) {
+  const int nranks = 5;
+  for (int rank = 0; rank < nranks; ++rank) {
+    SimConfig cfg = makeConfig(Coll::kAllReduce, Algo::kDirect, nranks, 0, 8, 64, 1, 1, 1, false);
+    std::vector<Step> steps = recordSchedule(cfg, 0, rank);
+    ASSERT_EQ(steps.size(), static_cast<size_t>(2 * (nranks - 1) + 1)) << rank;
+    for (int i = 0; i < nranks - 1; ++i) EXPECT_EQ(steps[i].kind, StepKind::kSend);
+    for (int r = 0; r < nranks; ++r) {
+      const Step& s = steps[static_cast<size_t>(nranks - 1 + r)];
+      StepKind want = r == rank ? (r == 0 ? StepKind::kLocalCopy : StepKind::kLocalReduce)
+                                : (r == 0 ? StepKind::kRecv : StepKind::kRecvReduceOutput);
+      EXPECT_EQ(s.kind, want) << "rank " << rank << " fold " << r;
+      if (r != rank) {
+        EXPECT_EQ(s.recvPeers[0], r);
+      }
+      EXPECT_EQ(s.postOp, r == nranks - 1) << "rank " << rank << " fold " << r;
+    }
+  }
+}
+
+// In place, a direct reduction writes its output before it folds in a later rank's own contribution: reading
+// the input there would read the output. The executors read a copy (plan.h's Staging); without it the simulator
+// reports the hazard.
+TEST(AlgoSchedule, DirectInPlaceNeedsTheCopy) {
+  SimConfig cfg = makeConfig(Coll::kAllReduce, Algo::kDirect, 3, 0, 8, 64, 1, 1, 1, true);
+  EXPECT_TRUE(simulate(cfg).ok);
+  cfg.mutate = [](int, int, std::vector<Step>& s) {
+    for (Step& x : s) x.inputCopy = false;
+  };
+  SimResult res = simulate(cfg);
+  EXPECT_FALSE(res.ok);
+  EXPECT_NE(res.report.find("after its output alias was written"), std::string::npos) << res.report;
+}
 
 // The ring all-reduce, all-gather and reduce-scatter need two slots per edge (NCCL has NCCL_STEPS = 8):
 // with one, all ranks send first, every edge is full, and each rank's next call waits both for a message

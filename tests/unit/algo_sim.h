@@ -1,5 +1,7 @@
 // A symbolic simulator for algorithm schedules: records every rank's calls with StepRecorder, then runs all
-// ranks together over bounded FIFO queues, one per directed edge, carrying symbolic values.
+// ranks together over bounded FIFO queues, one per directed edge, carrying symbolic values. Ring, tree and
+// direct algorithms; for a direct reduction in place it reads this rank's own contribution from a copy, as the
+// plan has the executors do (collectives/plan/plan.h, Staging).
 //
 // A symbolic element says which input element it came from and which ranks' contributions it holds (and how
 // many, so a contribution counted twice shows), how many times the premultiplier was applied (once per input
@@ -17,12 +19,12 @@
 #include <vector>
 
 #include "collectives/primitives.h"
-#include "collectives/step_recorder.h"
+#include "unit/step_recorder.h"
 
 namespace chorus::coll::sim {
 
 enum class Coll { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce };
-enum class Algo { kRing, kTree };
+enum class Algo { kRing, kTree, kDirect };
 
 // One channel's tree: parent[r] (-1 at the root) and children[r].
 struct Tree {
@@ -51,7 +53,7 @@ struct SimConfig {
   size_t slots = 2;      // messages in flight per directed edge
   bool inPlace = false;  // input aliases output (checked: no input element read after its alias is written)
   std::vector<std::vector<int>> rings;  // per channel (ring algorithms)
-  std::vector<Tree> trees;              // per channel (tree algorithms)
+  std::vector<Tree> trees;              // per channel (tree algorithms); direct algorithms need neither
   // Tests of the simulator itself: edits a recorded schedule (channel, rank, steps) before it runs.
   std::function<void(int, int, std::vector<Step>&)> mutate;
 };

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/algo/direct.h"
 #include "collectives/algo/ring_allgather.h"
 #include "collectives/algo/ring_allreduce.h"
 #include "collectives/algo/ring_broadcast.h"
@@ -18,8 +19,8 @@
 #include "collectives/algo/tree_broadcast.h"
 #include "collectives/algo/tree_reduce.h"
 #include "collectives/pattern/ring.h"
-#include "collectives/step_recorder.h"
 #include "unit/algo_sim.h"
+#include "unit/step_recorder.h"
 
 namespace chorus::coll::sim {
 
@@ -35,7 +36,7 @@ inline const char* collName(Coll c) {
 }
 
 inline const char* algoName(Algo a) {
-  return a == Algo::kRing ? "ring" : "tree";
+  return a == Algo::kRing ? "ring" : a == Algo::kTree ? "tree" : "direct";
 }
 
 inline Tree heapTree(const std::vector<int>& order, int arity) {
@@ -166,7 +167,7 @@ inline CollArgs argsFor(const SimConfig& cfg, int channel, int rank) {
     const std::vector<int>& ring = cfg.rings[channel];
     a.ring = ring.data();
     a.ringIndex = ringPositionOf(ring.data(), cfg.nranks, rank);
-  } else {
+  } else if (cfg.algo == Algo::kTree) {
     const Tree& t = cfg.trees[channel];
     a.treeParent = t.parent[rank];
     a.treeNChildren = static_cast<int>(t.children[rank].size());
@@ -174,12 +175,35 @@ inline CollArgs argsFor(const SimConfig& cfg, int channel, int rank) {
   return a;
 }
 
+// The direct algorithms' peer set (primitives.h) over recorders that share one log.
+struct RecordingPeers {
+  std::vector<Step>* log;
+  int rank;
+  bool ownInputCopy;  // the executor reads this rank's own contribution from a copy of the input
+  StepRecorder peer(int r) const {
+    if (r != rank) return StepRecorder(log, {r}, {r});
+    StepRecorder self(log, {}, {});
+    if (ownInputCopy) self.readCopyOfInput();
+    return self;
+  }
+};
+
 }  // namespace detail
 
 inline std::vector<Step> recordSchedule(const SimConfig& cfg, int channel, int rank) {
   std::vector<Step> log;
   const CollArgs a = detail::argsFor(cfg, channel, rank);
-  if (cfg.algo == Algo::kRing) {
+  if (cfg.algo == Algo::kDirect) {
+    const bool reduces = cfg.coll == Coll::kAllReduce || cfg.coll == Coll::kReduceScatter;
+    detail::RecordingPeers d{&log, rank, cfg.inPlace && reduces && rank > 0};
+    switch (cfg.coll) {
+      case Coll::kAllReduce: runDirectAllReduce(d, a); break;
+      case Coll::kAllGather: runDirectAllGather(d, a); break;
+      case Coll::kReduceScatter: runDirectReduceScatter(d, a); break;
+      case Coll::kBroadcast: runDirectBroadcast(d, a); break;
+      case Coll::kReduce: break;  // no direct variant
+    }
+  } else if (cfg.algo == Algo::kRing) {
     const std::vector<int>& ring = cfg.rings[channel];
     const int prev = ringPrevRank(ring.data(), a.ringIndex, cfg.nranks);
     const int next = ringNextRank(ring.data(), a.ringIndex, cfg.nranks);
@@ -262,7 +286,7 @@ inline void simulateChannel(const SimConfig& cfg, int channel, std::vector<std::
       } else {
         for (size_t i = 0; i < s.n; ++i) {
           const size_t in = s.inOff + i;
-          if (inputAliased(cfg, r, in) && written[r][aliasOfInput(cfg, r, in)] > 0) {
+          if (!s.inputCopy && inputAliased(cfg, r, in) && written[r][aliasOfInput(cfg, r, in)] > 0) {
             problems.add(where(r, stepIndex) + ": in place, reads input element " + std::to_string(in) +
                          " after its output alias was written");
           }
@@ -280,6 +304,24 @@ inline void simulateChannel(const SimConfig& cfg, int channel, std::vector<std::
             problems.add(where(r, stepIndex) + ": sends output element " + std::to_string(s.outOff + i) +
                          " before it was written");
           v[i] = out[r][s.outOff + i];
+        }
+      }
+    }
+    if (t.accumulates) {
+      // The output already holds a partial result: fold it into what was read (or start from it).
+      if (s.outOff + s.n > outSize) {
+        problems.add(where(r, stepIndex) + ": accumulates past the output's end");
+      } else {
+        for (size_t i = 0; i < s.n; ++i) {
+          const Sym& acc = out[r][s.outOff + i];
+          if (written[r][s.outOff + i] == 0)
+            problems.add(where(r, stepIndex) + ": accumulates into output element " + std::to_string(s.outOff + i) +
+                         " before it was written");
+          if (t.readsInput) {
+            reduceInto(v[i], acc);
+          } else {
+            v[i] = acc;
+          }
         }
       }
     }
@@ -310,7 +352,7 @@ inline void simulateChannel(const SimConfig& cfg, int channel, std::vector<std::
       } else {
         for (size_t i = 0; i < s.n; ++i) {
           out[r][s.outOff + i] = v[i];
-          ++written[r][s.outOff + i];
+          if (!t.accumulates) ++written[r][s.outOff + i];  // an accumulation updates; it is no second write
         }
       }
     }

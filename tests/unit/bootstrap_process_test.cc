@@ -12,9 +12,9 @@
 #include <cstring>
 #include <thread>
 
+#include "bootstrap/endpoint.h"
+#include "bootstrap/unique_id.h"
 #include "bootstrap_test_util.h"
-#include "core/bootstrap/endpoint.h"
-#include "core/bootstrap/unique_id.h"
 
 extern char** environ;
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "core/bootstrap/bootstrap.h"
+#include "bootstrap/bootstrap.h"
 
 namespace chorus::bootstrap::testing {
 

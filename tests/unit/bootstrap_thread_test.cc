@@ -9,10 +9,10 @@
 #include <cstring>
 #include <thread>
 
+#include "bootstrap/endpoint.h"
+#include "bootstrap/unique_id.h"
+#include "bootstrap/wire.h"
 #include "bootstrap_test_util.h"
-#include "core/bootstrap/endpoint.h"
-#include "core/bootstrap/unique_id.h"
-#include "core/bootstrap/wire.h"
 
 namespace chorus::bootstrap {
 namespace {

@@ -5,10 +5,11 @@
 #include <cstring>
 
 #include "base/error.h"
-#include "core/bootstrap/hmac.h"
-#include "core/bootstrap/rendezvous.h"
-#include "core/bootstrap/unique_id.h"
-#include "core/bootstrap/wire.h"
+#include "bootstrap/handshake.h"
+#include "bootstrap/hmac.h"
+#include "bootstrap/rendezvous.h"
+#include "bootstrap/unique_id.h"
+#include "bootstrap/wire.h"
 
 namespace chorus::bootstrap {
 namespace {

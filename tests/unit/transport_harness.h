@@ -221,12 +221,12 @@ class Rank {
   // The receiving end of peer -> this rank; its descriptor goes to the peer, which calls connectTo(this rank).
   std::unique_ptr<RecvConnection> listenFrom(int peer, int nslots, size_t slotBytes) {
     std::vector<uint8_t> desc;
-    auto c = transport().createRecv(spec(peer, nslots, slotBytes), &desc);
+    auto c = createHostRecv(transport(), spec(peer, nslots, slotBytes), &desc);
     sendBlob(peer, desc);
     return c;
   }
   std::unique_ptr<SendConnection> connectTo(int peer, int nslots, size_t slotBytes) {
-    return transport().connectSend(spec(peer, nslots, slotBytes), recvBlob(peer));
+    return connectHostSend(transport(), spec(peer, nslots, slotBytes), recvBlob(peer));
   }
 
  private:

@@ -1,4 +1,4 @@
-// Transport selection (TransportSet, CHORUS_TRANSPORT) and transport-specific behaviour the conformance suite
+// Transport selection (TransportTable, CHORUS_TRANSPORT) and transport-specific behaviour the conformance suite
 // cannot express: stale descriptors, strangers on the socket listener, counters wrapping around 2^32.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -8,8 +8,8 @@
 
 #include "base/params.h"
 #include "base/socket.h"
-#include "transport/select.h"
 #include "transport/socket/descriptor.h"
+#include "transport/table.h"
 #include "transport_harness.h"
 
 namespace chorus::transport::testing {
@@ -34,60 +34,92 @@ ConnectSpec pairSpec(const PeerInfo& self, const PeerInfo& other, int nslots = 4
 }
 
 TEST(TransportSelect, ChoosesByProcessThenHost) {
-  TransportSet set("");
+  TransportTable table("");
   PeerInfo a = peer(0, 1, 10), sameProc = peer(1, 1, 10), sameHost = peer(2, 2, 10), remote = peer(3, 3, 20);
-  EXPECT_STREQ(set.nameFor(a, sameProc), "inproc");
-  EXPECT_STREQ(set.nameFor(a, sameHost), "shm");
-  EXPECT_STREQ(set.nameFor(a, remote), "socket");
-  set.setPeers(0, {a, sameProc, sameHost, remote});
-  EXPECT_STREQ(set.nameForRank(1), "inproc");
-  EXPECT_STREQ(set.nameForRank(2), "shm");
-  EXPECT_STREQ(set.nameForRank(3), "socket");
-  EXPECT_STREQ(set.forRank(3).name(), "socket");
+  EXPECT_STREQ(table.select(a, sameProc).name(), "inproc");
+  EXPECT_STREQ(table.select(a, sameHost).name(), "shm");
+  EXPECT_STREQ(table.select(a, remote).name(), "socket");
+}
+
+// Host ranks have no device FIFOs: a device-memory connection between them is refused, naming what each
+// device transport reaches.
+TEST(TransportSelect, NoDeviceTransportForHostRanks) {
+  TransportTable table("");
+  PeerInfo a = peer(0, 1, 10), b = peer(1, 1, 10);
+  try {
+    table.select(a, b, FifoMemory::kDevice);
+    FAIL() << "host ranks were given a device transport";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), Status::kInvalidUsage);
+    EXPECT_NE(std::string(e.what()).find("no transport with device FIFOs"), std::string::npos) << e.what();
+  }
+}
+
+// The table is data: a transport added before "socket" wins every pair the built-in ones before it refuse.
+TEST(TransportSelect, AddedTransportJoinsInOrder) {
+  class Network : public Transport {
+   public:
+    const char* name() const override { return "net"; }
+    bool canConnect(const PeerInfo& self, const PeerInfo& peer) const override {
+      return self.hostHash != peer.hostHash;
+    }
+    const char* reach() const override { return "ranks on different hosts"; }
+    std::unique_ptr<Connection> createRecv(const ConnectSpec&, std::vector<uint8_t>*) override { return nullptr; }
+    std::unique_ptr<Connection> connectSend(const ConnectSpec&, const std::vector<uint8_t>&) override {
+      return nullptr;
+    }
+  };
+  TransportTable table("");
+  table.add(std::make_unique<Network>(), "socket");
+  PeerInfo a = peer(0, 1, 10), sameHost = peer(1, 2, 10), remote = peer(2, 3, 20);
+  EXPECT_STREQ(table.select(a, sameHost).name(), "shm");
+  EXPECT_STREQ(table.select(a, remote).name(), "net");
 }
 
 TEST(TransportSelect, ForcedTransport) {
   PeerInfo a = peer(0, 1, 10), b = peer(1, 1, 10), c = peer(2, 2, 20);
-  TransportSet socket("socket");
-  EXPECT_STREQ(socket.nameFor(a, b), "socket");
-  TransportSet inproc("inproc");
+  TransportTable socket("socket");
+  EXPECT_STREQ(socket.select(a, b).name(), "socket");
+  TransportTable inproc("inproc");
   try {
-    inproc.nameFor(a, c);
+    inproc.select(a, c);
     FAIL() << "inproc across processes was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.status(), Status::kInvalidArgument);
     EXPECT_NE(std::string(e.what()).find("CHORUS_TRANSPORT=inproc"), std::string::npos) << e.what();
   }
-  TransportSet shm("shm");
-  EXPECT_THROW(shm.nameFor(a, c), Error);
+  TransportTable shm("shm");
+  EXPECT_THROW(shm.select(a, c), Error);
 }
 
 TEST(TransportSelect, BadEnvironmentValue) {
   setenv("CHORUS_TRANSPORT", "carrier-pigeon", 1);
   param::reload();
   try {
-    TransportSet set;
+    TransportTable table;
     FAIL() << "an unknown CHORUS_TRANSPORT was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.status(), Status::kInvalidArgument);
     EXPECT_NE(std::string(e.what()).find("CHORUS_TRANSPORT"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("carrier-pigeon"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("inproc, shm or socket"), std::string::npos) << e.what();
   }
   setenv("CHORUS_TRANSPORT", "shm", 1);
   param::reload();
-  EXPECT_EQ(TransportSet().forced(), "shm");
+  PeerInfo a = peer(0, 1, 10), b = peer(1, 1, 10);
+  EXPECT_STREQ(TransportTable().select(a, b).name(), "shm");
   unsetenv("CHORUS_TRANSPORT");
   param::reload();
 }
 
-// The set connects a pair end to end with whatever it chose (here: two "processes" on one host -> shm).
+// The table connects a pair end to end with whatever it chose (here: two "processes" on one host -> shm).
 TEST(TransportSelect, ConnectsThroughTheChosenTransport) {
-  TransportSet set0(""), set1("");
+  TransportTable table0(""), table1("");
   PeerInfo a = peer(0, 1, hostHash()), b = peer(1, 2, hostHash());
   a.pid = b.pid = getpid();
   std::vector<uint8_t> desc;
-  auto recv = set1.createRecv(pairSpec(b, a), &desc);
-  auto send = set0.connectSend(pairSpec(a, b), desc);
+  auto recv = createHostRecv(table1.select(b, a), pairSpec(b, a), &desc);
+  auto send = connectHostSend(table0.select(a, b), pairSpec(a, b), desc);
   EXPECT_NE(recv->what().find("over shm"), std::string::npos) << recv->what();
   uint64_t v = 0x1234567890abcdefull, got = 0;
   sendMessage(*send, &v, sizeof(v), waitFor(5000));
@@ -100,25 +132,25 @@ TEST(TransportDescriptors, WrongTransportIsReported) {
   shm::ShmTransport shmT;
   socket::SocketTransport sockT;
   std::vector<uint8_t> desc;
-  auto recv = shmT.createRecv(pairSpec(b, a), &desc);
+  auto recv = createHostRecv(shmT, pairSpec(b, a), &desc);
   try {
-    sockT.connectSend(pairSpec(a, b), desc);
+    connectHostSend(sockT, pairSpec(a, b), desc);
     FAIL() << "a shm descriptor was accepted by the socket transport";
   } catch (const Error& e) {
     EXPECT_EQ(e.status(), Status::kInvalidArgument);
     EXPECT_NE(std::string(e.what()).find("not a socket descriptor"), std::string::npos) << e.what();
   }
   std::vector<uint8_t> truncated(desc.begin(), desc.begin() + 6);
-  EXPECT_THROW(shmT.connectSend(pairSpec(a, b), truncated), Error);
+  EXPECT_THROW(connectHostSend(shmT, pairSpec(a, b), truncated), Error);
 }
 
 TEST(TransportInproc, StaleDescriptorIsRejected) {
   inproc::InprocTransport t;
   PeerInfo a = peer(0, 1, 10), b = peer(1, 1, 10);
   std::vector<uint8_t> desc;
-  t.createRecv(pairSpec(b, a), &desc).reset();  // the receiver is gone before the sender connects
+  createHostRecv(t, pairSpec(b, a), &desc).reset();  // the receiver is gone before the sender connects
   try {
-    t.connectSend(pairSpec(a, b), desc);
+    connectHostSend(t, pairSpec(a, b), desc);
     FAIL() << "connected to a destroyed receiver";
   } catch (const Error& e) {
     EXPECT_EQ(e.status(), Status::kInvalidUsage) << e.what();
@@ -130,8 +162,8 @@ TEST(TransportInproc, SenderGoneAfterPosting) {
   inproc::InprocTransport t;
   PeerInfo a = peer(0, 1, 10), b = peer(1, 1, 10);
   std::vector<uint8_t> desc;
-  auto recv = t.createRecv(pairSpec(b, a), &desc);
-  auto send = t.connectSend(pairSpec(a, b), desc);
+  auto recv = createHostRecv(t, pairSpec(b, a), &desc);
+  auto send = connectHostSend(t, pairSpec(a, b), desc);
   uint32_t v = 7, got = 0;
   sendMessage(*send, &v, sizeof(v), waitFor(1000));
   send.reset();
@@ -146,8 +178,8 @@ TEST(TransportInproc, CountersWrap) {
   inproc::InprocTransport t;
   PeerInfo a = peer(0, 1, 10), b = peer(1, 1, 10);
   std::vector<uint8_t> desc;
-  auto recv = t.createRecv(pairSpec(b, a, 4, 64), &desc);
-  auto send = t.connectSend(pairSpec(a, b, 4, 64), desc);
+  auto recv = createHostRecv(t, pairSpec(b, a, 4, 64), &desc);
+  auto send = connectHostSend(t, pairSpec(a, b, 4, 64), desc);
   recv->fifo()->tail.store(0xfffffffbu);
   recv->fifo()->head.store(0xfffffffbu);
   std::thread producer([&] {
@@ -166,7 +198,7 @@ TEST(TransportInproc, DepthMustBeAPowerOfTwo) {
   inproc::InprocTransport t;
   PeerInfo a = peer(0, 1, 10), b = peer(1, 1, 10);
   std::vector<uint8_t> desc;
-  EXPECT_THROW(t.createRecv(pairSpec(b, a, 3, 64), &desc), Error);
+  EXPECT_THROW(createHostRecv(t, pairSpec(b, a, 3, 64), &desc), Error);
 }
 
 // A connection to the socket listener that does not present the receiver's token is dropped, and the real
@@ -175,7 +207,7 @@ TEST(TransportSocket, StrangerIsRejected) {
   socket::SocketTransport recvT, sendT;
   PeerInfo a = peer(0, 1, 10), b = peer(1, 2, 20);
   std::vector<uint8_t> desc;
-  auto recv = recvT.createRecv(pairSpec(b, a), &desc);
+  auto recv = createHostRecv(recvT, pairSpec(b, a), &desc);
   auto d = socket::Descriptor::decode(desc);
   chorus::Socket stranger = chorus::Socket::connect(SocketAddress::parse(d.address), waitFor(5000));
   socket::Hello hello{};
@@ -189,7 +221,7 @@ TEST(TransportSocket, StrangerIsRejected) {
   } catch (const Error& e) {
     EXPECT_EQ(e.status(), Status::kRemoteError) << "the stranger was not dropped: " << e.what();
   }
-  auto send = sendT.connectSend(pairSpec(a, b), desc);
+  auto send = connectHostSend(sendT, pairSpec(a, b), desc);
   uint64_t v = 99, got = 0;
   sendMessage(*send, &v, sizeof(v), waitFor(5000));
   recvMessage(*recv, &got, sizeof(got), waitFor(5000));

@@ -6,9 +6,8 @@
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
-#include <map>
 #include <memory>
+#include <vector>
 
 #include "base/error.h"
 #include "collectives/device/device_kernel_table.h"
@@ -18,99 +17,47 @@ namespace chorus::coll::device {
 
 namespace {
 
-// The tree of channel `ch` rooted for `op`: host_executor.cc's rule (the searched tree with the labels of its
-// root and the collective's root exchanged; all-reduce keeps the searched root).
-struct RootedTree {
-  int parent = -1;
-  std::vector<int> children;
-};
-
-RootedTree opTree(const CollOp& op, const TopoView& topo, int rank, int ch) {
-  const TreeView& t = topo.trees[ch % 2];
-  const int root = op.type == CollType::kAllReduce ? t.root : op.root;
-  auto swap = [&](int x) { return x == t.root ? root : x == root ? t.root : x; };
-  RootedTree out;
-  const int x = swap(rank);
-  out.parent = t.parent[x] < 0 ? -1 : swap(t.parent[x]);
-  for (int c : t.children[x]) out.children.push_back(swap(c));
-  return out;
+void fillPeers(const PeerSet& s, int lane, DevConnProvider* conns, DevPeers* out) {
+  for (int i = 0; i < s.nrecv; ++i) out->recv[i] = conns->devRecvConn(s.recv[i], lane);
+  for (int i = 0; i < s.nsend; ++i) out->send[i] = conns->devSendConn(s.send[i], lane);
+  out->nrecv = s.nrecv;
+  out->nsend = s.nsend;
 }
 
-[[noreturn]] void throwLaunch(int err, const CollOp& op) {
-  CHORUS_THROW(Status::kUnhandledCudaError, "launching the ", collName(op.type),
-               " kernel failed: ", cudaGetErrorString(static_cast<cudaError_t>(err)));
-}
-
-}  // namespace
-
-int algoKind(const CollOp& op) {
-  const bool tree = op.algo == Algo::kTree;
-  switch (op.type) {
-    case CollType::kAllReduce: return tree ? kDevTreeAllReduce : kDevRingAllReduce;
-    case CollType::kBroadcast: return tree ? kDevTreeBroadcast : kDevRingBroadcast;
-    case CollType::kReduce: return tree ? kDevTreeReduce : kDevRingReduce;
-    case CollType::kAllGather: return kDevRingAllGather;
-    case CollType::kReduceScatter: return kDevRingReduceScatter;
-    default: return -1;
-  }
-}
-
-void launchCollective(const CollOp& op, const DevExecEnv& env, void* stream) {
-  if (op.count == 0) return;
+void launchCollective(const CollPlan& c, const std::vector<void*>& copies, const DevExecEnv& env, void* stream) {
+  const CollOp& op = c.op;
   const int kind = algoKind(op);
-  CHORUS_ENFORCE(kind >= 0, "no device algorithm for ", collName(op.type));
-  CHORUS_ENFORCE(op.nChannels >= 1 && op.nChannels <= kMaxChannels, "channel count ", op.nChannels);
-  const bool tree = op.algo == Algo::kTree && env.nranks > 1;
-  const bool floating = reduce::isFloating(op.dtype);
-  const size_t elt = reduce::dtypeSize(op.dtype);
-
-  auto* L = new DevCollLaunch();  // ~7 KiB: not on the caller's stack
-  std::unique_ptr<DevCollLaunch> owner(L);
-  L->nChannels = op.nChannels;
+  CHORUS_ENFORCE(kind >= 0, "no device algorithm for ", collName(op.type), " with ", algoName(op.algo));
+  auto L = std::make_unique<DevCollLaunch>();  // ~10 KiB: not on the caller's stack
+  L->nChannels = op.algo == Algo::kDirect ? 1 : op.nChannels;
+  CHORUS_ENFORCE(L->nChannels >= 1 && L->nChannels <= kMaxChannels, "channel count ", L->nChannels);
   L->kind = kind;
   L->input = op.sendbuff;
   L->output = op.recvbuff;
+  L->ownInput = c.ownInputCopy >= 0 ? copies[static_cast<size_t>(c.ownInputCopy)] : op.sendbuff;
   L->red.op = static_cast<int>(op.op);
-  if (op.op == reduce::Op::kAvg && floating) L->red.premul = 1.0 / env.nranks;
-  if (op.op == reduce::Op::kAvg && !floating) L->red.postDiv = env.nranks;
+  L->red.premul = c.premul;
+  L->red.postDiv = c.postDiv;
   L->abortFlag = env.abortFlag;
   L->reports = env.reports;
-  CollArgs& a = L->args;
-  a.count = op.count;
-  a.nranks = env.nranks;
-  a.rank = env.rank;
-  a.root = op.root;
-  a.nChannels = op.nChannels;
-  a.chunkElems = std::max<size_t>(op.chunkBytes / elt, 1);
-  for (int ch = 0; ch < op.nChannels; ++ch) {
-    DevChannelWork& w = L->channels[ch];
-    if (tree) {
-      RootedTree t = opTree(op, *env.topo, env.rank, ch);
-      CHORUS_ENFORCE(t.children.size() <= static_cast<size_t>(kMaxRecvPeers), "tree node with too many children");
-      w.treeParent = t.parent;
-      w.treeNChildren = static_cast<int>(t.children.size());
-      for (size_t i = 0; i < t.children.size(); ++i) {
-        w.up.recv[i] = env.conns->devRecvConn(t.children[i], ch);
-        w.down.send[i] = env.conns->devSendConn(t.children[i], ch);
-      }
-      w.up.nrecv = w.down.nsend = w.treeNChildren;
-      if (t.parent >= 0) {
-        w.up.send[0] = env.conns->devSendConn(t.parent, ch);
-        w.down.recv[0] = env.conns->devRecvConn(t.parent, ch);
-        w.up.nsend = w.down.nrecv = 1;
-      }
-      continue;
-    }
-    const auto& ring = env.topo->rings[ch];
-    w.ring = env.deviceRings[ch];
-    w.ringIndex = env.topo->ringIndex[ch];
-    if (env.nranks > 1) {
-      w.up.recv[0] = env.conns->devRecvConn(ring[(w.ringIndex + env.nranks - 1) % env.nranks], ch);
-      w.up.send[0] = env.conns->devSendConn(ring[(w.ringIndex + 1) % env.nranks], ch);
-      w.up.nrecv = w.up.nsend = 1;
+  L->args = c.args;
+  if (op.algo == Algo::kDirect) {
+    for (int r = 0; r < env.nranks; ++r) {
+      if (r == env.rank) continue;
+      L->direct.send[r] = env.conns->devSendConn(r, 0);
+      L->direct.recv[r] = env.conns->devRecvConn(r, 0);
     }
   }
-  // grainElems stays 1, as in the host executor: every rank computes the same chunk grid from the same args.
+  for (int ch = 0; op.algo != Algo::kDirect && ch < op.nChannels; ++ch) {
+    const ChannelPlan& w = c.channels[ch];
+    DevChannelWork& d = L->channels[ch];
+    fillPeers(w.up, ch, env.conns, &d.up);
+    fillPeers(w.down, ch, env.conns, &d.down);
+    d.treeParent = w.treeParent;
+    d.treeNChildren = w.treeNChildren;
+    d.ring = env.deviceRings[ch];
+    d.ringIndex = w.ringIndex;
+  }
   int n = 0;
   const DevKernelEntry* table = deviceKernelTable(&n);
   const DevKernelEntry* e = nullptr;
@@ -118,53 +65,103 @@ void launchCollective(const CollOp& op, const DevExecEnv& env, void* stream) {
     if (table[i].dtype == op.dtype) e = &table[i];
   }
   CHORUS_ENFORCE(e != nullptr, "no device kernel for ", reduce::dtypeName(op.dtype));
-  const int err = e->launch(L, stream);
-  if (err != 0) throwLaunch(err, op);
+  CHORUS_CHECK_CUDA(static_cast<cudaError_t>(e->launch(L.get(), stream)), "launching the ", collName(op.type),
+                    " kernel");
 }
 
-void launchP2p(const std::vector<P2pTask>& tasks, const DevExecEnv& env, void* stream) {
-  auto s = static_cast<cudaStream_t>(stream);
-  std::vector<const P2pTask*> selfSends, selfRecvs;
-  std::map<std::pair<int, bool>, std::vector<const P2pTask*>> queues;
-  for (const P2pTask& t : tasks) {
-    if (t.peer == env.rank) {
-      (t.send ? selfSends : selfRecvs).push_back(&t);
-    } else if (t.bytes > 0) {
-      queues[{t.peer, t.send}].push_back(&t);
-    }
+void launchP2p(const Plan& plan, const std::vector<void*>& copies, const DevExecEnv& env, void* stream) {
+  const auto s = static_cast<cudaStream_t>(stream);
+  for (const SelfCopy& c : plan.selfCopies) {
+    CHORUS_CHECK_CUDA(cudaMemcpyAsync(c.dst, source(c, copies), c.bytes, cudaMemcpyDeviceToDevice, s));
   }
-  CHORUS_CHECK_USAGE(selfSends.size() == selfRecvs.size(), "rank ", env.rank, " posted ", selfSends.size(),
-                     " sends to itself but ", selfRecvs.size(), " receives from itself");
-  for (size_t i = 0; i < selfSends.size(); ++i) {
-    CHORUS_CHECK_USAGE(selfSends[i]->bytes == selfRecvs[i]->bytes, "rank ", env.rank, ": a send to itself of ",
-                       selfSends[i]->bytes, " bytes meets a receive of ", selfRecvs[i]->bytes, " bytes");
-    if (selfRecvs[i]->recvbuf != selfSends[i]->sendbuf && selfSends[i]->bytes > 0) {
-      cudaError_t e = cudaMemcpyAsync(selfRecvs[i]->recvbuf, selfSends[i]->sendbuf, selfSends[i]->bytes,
-                                      cudaMemcpyDeviceToDevice, s);
-      if (e != cudaSuccess) CHORUS_THROW(Status::kUnhandledCudaError, "cudaMemcpyAsync: ", cudaGetErrorString(e));
-    }
-  }
-  if (queues.empty()) return;
-  CHORUS_CHECK_ARG(queues.size() <= static_cast<size_t>(kDevMaxP2pQueues), "a group with ", queues.size(),
+  if (plan.queues.empty()) return;
+  CHORUS_CHECK_ARG(plan.queues.size() <= static_cast<size_t>(kDevMaxP2pQueues), "a group with ", plan.queues.size(),
                    " point-to-point peers and directions: the device executor takes at most ", kDevMaxP2pQueues);
+  CHORUS_CHECK_ARG(plan.tasks.size() <= static_cast<size_t>(kDevMaxP2pTasks), "a group with more than ",
+                   kDevMaxP2pTasks, " point-to-point transfers: the device executor takes at most that many");
   auto L = std::make_unique<DevP2pLaunch>();
   L->abortFlag = env.abortFlag;
   L->reports = env.reports;
-  int nt = 0;
-  for (auto& [key, list] : queues) {
-    CHORUS_CHECK_ARG(nt + list.size() <= static_cast<size_t>(kDevMaxP2pTasks), "a group with more than ",
-                     kDevMaxP2pTasks, " point-to-point transfers: the device executor takes at most that many");
-    DevP2pQueue& q = L->queues[L->nqueues++];
-    q.send = key.second ? 1 : 0;
-    q.conn = key.second ? env.conns->devSendConn(key.first, kP2pLane) : env.conns->devRecvConn(key.first, kP2pLane);
-    q.firstTask = nt;
-    q.ntasks = static_cast<int>(list.size());
-    for (const P2pTask* t : list) L->tasks[nt++] = DevP2pTask{t->sendbuf, t->recvbuf, t->bytes};
+  for (const P2pQueue& q : plan.queues) {
+    DevP2pQueue& d = L->queues[L->nqueues++];
+    d.send = q.send ? 1 : 0;
+    d.conn = q.send ? env.conns->devSendConn(q.peer, kP2pLane) : env.conns->devRecvConn(q.peer, kP2pLane);
+    d.firstTask = static_cast<int>(q.first);
+    d.ntasks = static_cast<int>(q.count);
   }
-  const int err = launchDeviceP2p(L.get(), stream);
-  if (err != 0) {
-    CHORUS_THROW(Status::kUnhandledCudaError,
-                 "launching the point-to-point kernel failed: ", cudaGetErrorString(static_cast<cudaError_t>(err)));
+  for (size_t i = 0; i < plan.tasks.size(); ++i) {
+    const P2pTask& t = plan.tasks[i];
+    L->tasks[i] = DevP2pTask{t.send ? source(t, copies) : nullptr, t.dst, t.bytes};
+  }
+  CHORUS_CHECK_CUDA(static_cast<cudaError_t>(launchDeviceP2p(L.get(), stream)), "launching the point-to-point kernel");
+}
+
+// Frees the staging copies after everything enqueued before (stream order), however the launch ends.
+struct StagingCopies {
+  std::vector<void*> ptrs;
+  cudaStream_t stream;
+  ~StagingCopies() {
+    for (void* p : ptrs) {
+      if (p != nullptr) cudaFreeAsync(p, stream);
+    }
+  }
+};
+
+}  // namespace
+
+int algoKind(const CollOp& op) {
+  switch (op.algo) {
+    case Algo::kRing:
+      switch (op.type) {
+        case CollType::kAllReduce: return kDevRingAllReduce;
+        case CollType::kBroadcast: return kDevRingBroadcast;
+        case CollType::kReduce: return kDevRingReduce;
+        case CollType::kAllGather: return kDevRingAllGather;
+        case CollType::kReduceScatter: return kDevRingReduceScatter;
+        default: return -1;
+      }
+    case Algo::kTree:
+      switch (op.type) {
+        case CollType::kAllReduce: return kDevTreeAllReduce;
+        case CollType::kBroadcast: return kDevTreeBroadcast;
+        case CollType::kReduce: return kDevTreeReduce;
+        default: return -1;
+      }
+    case Algo::kDirect:
+      switch (op.type) {
+        case CollType::kAllReduce: return kDevDirectAllReduce;
+        case CollType::kAllGather: return kDevDirectAllGather;
+        case CollType::kReduceScatter: return kDevDirectReduceScatter;
+        case CollType::kBroadcast: return kDevDirectBroadcast;
+        default: return -1;
+      }
+  }
+  return -1;
+}
+
+void launchPlan(const Plan& plan, const DevExecEnv& env, void* stream,
+                const std::function<void(const char*)>& launched) {
+  const auto s = static_cast<cudaStream_t>(stream);
+  StagingCopies copies{std::vector<void*>(plan.staging.size(), nullptr), s};
+  size_t staged = 0;
+  auto stageUpTo = [&](size_t before) {
+    for (; staged < plan.staging.size() && plan.staging[staged].before <= before; ++staged) {
+      const Staging& st = plan.staging[staged];
+      CHORUS_CHECK_CUDA(cudaMallocAsync(&copies.ptrs[staged], st.size, s));
+      CHORUS_CHECK_CUDA(cudaMemcpyAsync(static_cast<char*>(copies.ptrs[staged]) + st.offset,
+                                        static_cast<const char*>(st.base) + st.offset, st.bytes,
+                                        cudaMemcpyDeviceToDevice, s));
+    }
+  };
+  for (size_t i = 0; i < plan.colls.size(); ++i) {
+    stageUpTo(i);
+    launchCollective(plan.colls[i], copies.ptrs, env, stream);
+    launched(collName(plan.colls[i].op.type));
+  }
+  stageUpTo(plan.colls.size());
+  if (plan.hasP2p()) {
+    launchP2p(plan, copies.ptrs, env, stream);
+    launched("point-to-point group");
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include <cuda_runtime.h>
 
+#include "collectives/algo/direct.h"
 #include "collectives/algo/ring_allgather.h"
 #include "collectives/algo/ring_allreduce.h"
 #include "collectives/algo/ring_broadcast.h"
@@ -22,6 +23,32 @@
 #include "collectives/device/device_prims.cuh"
 
 namespace chorus::coll::device {
+
+// The direct algorithms' peer set (primitives.h) inside the one block of a direct launch.
+template <reduce::DType kT>
+class DevDirectPeerSet {
+ public:
+  __device__ DevDirectPeerSet(const DevCollLaunch& L, DevBlockReport* report, volatile int* stop)
+      : L_(L), report_(report), stop_(stop) {}
+  __device__ DevicePrims<kT> peer(int r) const {
+    // A DevicePrims reads its FIFO counters when it is made, and thread 0 published the last call's: the barrier
+    // makes that visible to every thread before they read.
+    __syncthreads();
+    DevPeers p;
+    if (r != L_.args.rank) {
+      p.recv[0] = L_.direct.recv[r];
+      p.send[0] = L_.direct.send[r];
+      p.nrecv = p.nsend = 1;
+    }
+    return DevicePrims<kT>(p, r == L_.args.rank ? L_.ownInput : L_.input, L_.output, L_.red, L_.abortFlag, report_,
+                           stop_);
+  }
+
+ private:
+  const DevCollLaunch& L_;
+  DevBlockReport* report_;
+  volatile int* stop_;
+};
 
 template <reduce::DType kT>
 __global__ void __launch_bounds__(kDevThreadsPerBlock) collKernel(const __grid_constant__ DevCollLaunch L) {
@@ -55,6 +82,17 @@ __global__ void __launch_bounds__(kDevThreadsPerBlock) collKernel(const __grid_c
       break;
     }
     case kDevTreeReduce: runTreeReduce(up, a); break;
+    case kDevDirectAllReduce:
+    case kDevDirectAllGather:
+    case kDevDirectReduceScatter:
+    case kDevDirectBroadcast: {
+      DevDirectPeerSet<kT> d(L, report, &stop);
+      if (L.kind == kDevDirectAllReduce) runDirectAllReduce(d, a);
+      if (L.kind == kDevDirectAllGather) runDirectAllGather(d, a);
+      if (L.kind == kDevDirectReduceScatter) runDirectReduceScatter(d, a);
+      if (L.kind == kDevDirectBroadcast) runDirectBroadcast(d, a);
+      break;
+    }
     default: break;
   }
 }

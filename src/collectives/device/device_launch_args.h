@@ -7,11 +7,16 @@
 #include <cstdint>
 
 #include "collectives/conn_key.h"
-#include "collectives/device/device_fifo.h"
 #include "collectives/device/reduce_device.h"
+#include "collectives/plan/plan.h"
 #include "collectives/primitives.h"
+#include "transport/cuda/device_fifo.h"
 
 namespace chorus::coll::device {
+
+using transport::cuda::DevConn;
+using transport::cuda::DevFifoControl;
+using transport::cuda::kDevFifoSlots;
 
 // The connections of one Primitives object on one channel.
 struct DevPeers {
@@ -56,7 +61,17 @@ enum DevAlgoKind : int {
   kDevTreeAllReduce = 5,
   kDevTreeBroadcast = 6,
   kDevTreeReduce = 7,
-  kDevNumAlgoKinds = 8,
+  kDevDirectAllReduce = 8,
+  kDevDirectAllGather = 9,
+  kDevDirectReduceScatter = 10,
+  kDevDirectBroadcast = 11,
+  kDevNumAlgoKinds = 12,
+};
+
+// The peers of a direct collective (one block): lane 0 to every rank (this rank's entries unused).
+struct DevDirectPeers {
+  DevConn send[kMaxDirectRanks];
+  DevConn recv[kMaxDirectRanks];
 };
 
 struct DevCollLaunch {
@@ -66,9 +81,11 @@ struct DevCollLaunch {
   CollArgs args;  // channel, ring, ringIndex and tree fields are filled per block from channels[]
   const void* input = nullptr;
   void* output = nullptr;
+  const void* ownInput = nullptr;  // direct: what this rank's own Primitives reads (a staging copy in place)
   DevReduceParams red;
   const volatile uint32_t* abortFlag = nullptr;  // device view of the communicator's mapped abort word
   DevBlockReport* reports = nullptr;             // device view of nChannels mapped reports
+  DevDirectPeers direct;                         // direct kinds only
 };
 
 // Point-to-point launches (all-to-all, gather, scatter, send/recv): one block per (peer, direction) queue;

@@ -76,11 +76,17 @@ class DevicePrims {
   __device__ void localCopy(size_t inOff, size_t outOff, size_t n, bool postOp) {
     run(kFromInput, inOff, true, outOff, false, n, postOp);
   }
+  __device__ void recvReduceOutput(size_t outOff, size_t n, bool postOp) {
+    run(kReduceRecvOutput, 0, true, outOff, false, n, postOp);
+  }
+  __device__ void localReduce(size_t inOff, size_t outOff, size_t n, bool postOp) {
+    run(kReduceInputOutput, inOff, true, outOff, false, n, postOp);
+  }
 
   __device__ bool stopped() const { return *stop_ != 0; }
 
  private:
-  enum Src : int { kFromInput, kFromOutput, kFromRecv, kReduceInputRecv };
+  enum Src : int { kFromInput, kFromOutput, kFromRecv, kReduceInputRecv, kReduceRecvOutput, kReduceInputOutput };
 
   // Thread 0: stops the block with `why` (first reason wins) and tells the host.
   __device__ void fail(uint32_t why) {
@@ -163,7 +169,7 @@ class DevicePrims {
   // time, and of the kernel's code size; one call per call, not per element).
   __device__ __noinline__ void run(Src src, size_t inOff, bool toOutput, size_t outOff, bool toPeers, size_t n,
                                    bool postOp) {
-    const bool needRecv = src == kFromRecv || src == kReduceInputRecv;
+    const bool needRecv = src == kFromRecv || src == kReduceInputRecv || src == kReduceRecvOutput;
     const int nsend = toPeers ? peers_.nsend : 0;
     for (size_t done = 0; done < n;) {
       if (*stop_ != 0) return;
@@ -182,6 +188,15 @@ class DevicePrims {
           a.srcs[a.nsrcs++] = in_ + inOff + done;
           a.premulFirst = true;
           for (int i = 0; i < peers_.nrecv; ++i) a.srcs[a.nsrcs++] = slot(peers_.recv[i], recvStep_[i]);
+          break;
+        case kReduceRecvOutput:  // the sender premultiplied what arrives; the output holds the partial result
+          a.srcs[a.nsrcs++] = slot(peers_.recv[0], recvStep_[0]);
+          a.srcs[a.nsrcs++] = out_ + outOff + done;
+          break;
+        case kReduceInputOutput:
+          a.srcs[a.nsrcs++] = in_ + inOff + done;
+          a.premulFirst = true;
+          a.srcs[a.nsrcs++] = out_ + outOff + done;
           break;
       }
       // postOp applies to values that land in the output (and the same values go to the peers), as HostPrims.

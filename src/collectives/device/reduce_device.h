@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "base/host_device.h"
+#include "collectives/reduce/dtype_traits.h"
 #include "collectives/reduce/reduce.h"
 
 namespace chorus::coll::device {
@@ -53,33 +54,12 @@ struct DevReduceParams {
   int64_t postDiv = 1;  // integer avg: nranks, applied where postOp is set
 };
 
-// S: storage type; C: compute type.
+// S: storage type; C: compute type (reduce/dtype_traits.h, the host kernels' table).
 template <reduce::DType kT>
-struct DevType;
-#define CHORUS_DEV_TYPE(t, s, c)     \
-  template <>                        \
-  struct DevType<reduce::DType::t> { \
-    using S = s;                     \
-    using C = c;                     \
-  };
-CHORUS_DEV_TYPE(kInt8, int8_t, int8_t)
-CHORUS_DEV_TYPE(kUint8, uint8_t, uint8_t)
-CHORUS_DEV_TYPE(kInt32, int32_t, int32_t)
-CHORUS_DEV_TYPE(kUint32, uint32_t, uint32_t)
-CHORUS_DEV_TYPE(kInt64, int64_t, int64_t)
-CHORUS_DEV_TYPE(kUint64, uint64_t, uint64_t)
-CHORUS_DEV_TYPE(kFloat16, uint16_t, float)  // __half bits
-CHORUS_DEV_TYPE(kFloat32, float, float)
-CHORUS_DEV_TYPE(kFloat64, double, double)
-CHORUS_DEV_TYPE(kBfloat16, uint16_t, float)   // __nv_bfloat16 bits
-CHORUS_DEV_TYPE(kFloat8e4m3, uint8_t, float)  // __nv_fp8_e4m3 bits
-CHORUS_DEV_TYPE(kFloat8e5m2, uint8_t, float)  // __nv_fp8_e5m2 bits
-#undef CHORUS_DEV_TYPE
+using DevType = reduce::DTypeTraits<kT>;
 
 template <reduce::DType kT>
-constexpr bool kDevFloating =
-    kT == reduce::DType::kFloat16 || kT == reduce::DType::kFloat32 || kT == reduce::DType::kFloat64 ||
-    kT == reduce::DType::kBfloat16 || kT == reduce::DType::kFloat8e4m3 || kT == reduce::DType::kFloat8e5m2;
+constexpr bool kDevFloating = reduce::kFloatingDType<kT>;
 
 template <reduce::DType kT>
 CHORUS_HOST_DEVICE typename DevType<kT>::C widen(typename DevType<kT>::S s) {

@@ -51,6 +51,13 @@ void HostPrims::localCopy(size_t inOff, size_t outOff, size_t n, bool postOp) {
   run(kFromInput, inOff, true, outOff, false, n, postOp);
 }
 
+void HostPrims::recvReduceOutput(size_t outOff, size_t n, bool postOp) {
+  run(kReduceRecvOutput, 0, true, outOff, false, n, postOp);
+}
+void HostPrims::localReduce(size_t inOff, size_t outOff, size_t n, bool postOp) {
+  run(kReduceInputOutput, inOff, true, outOff, false, n, postOp);
+}
+
 void HostPrims::copyOut(void* dst, const void* src, size_t bytes, bool finalOutput) {
   if (dst == src) return;
   reduce::copyBytes(dst, src, bytes, finalOutput && cfg_.nonTemporalOutput);
@@ -72,7 +79,7 @@ void HostPrims::run(Src src, size_t inOff, bool toOutput, size_t outOff, bool to
   const size_t elt = cfg_.eltSize;
   const char* in = static_cast<const char*>(cfg_.input);
   char* out = static_cast<char*>(cfg_.output);
-  const bool needRecv = src == kFromRecv || src == kReduceInputRecv;
+  const bool needRecv = src == kFromRecv || src == kReduceInputRecv || src == kReduceRecvOutput;
   const int nsend = toPeers ? nsend_ : 0;
   const WaitContext& ctx = *cfg_.ctx;
   for (size_t done = 0; done < n;) {
@@ -111,6 +118,19 @@ void HostPrims::run(Src src, size_t inOff, bool toOutput, size_t outOff, bool to
       case kFromOutput: copyOut(primary, out + (outOff + done) * elt, bytes, false); break;
       case kFromRecv: copyOut(primary, slots[0], bytes, primaryIsOutput); break;
       case kReduceInputRecv: reduceInto(primary, inPtr, slots, m, postOp); break;
+      case kReduceRecvOutput: {
+        // What arrived was premultiplied by its sender; the output holds the partial result.
+        reduce::ReduceParams p;
+        if (postOp) p.postDiv = cfg_.postDiv;
+        cfg_.kernels->reduce(primary, slots[0], primary, m, p);
+        break;
+      }
+      case kReduceInputOutput: {
+        reduce::ReduceParams p = cfg_.premul;
+        if (postOp) p.postDiv = cfg_.postDiv;
+        cfg_.kernels->reduce(primary, inPtr, primary, m, p);
+        break;
+      }
     }
     for (int i = 0; i < nsend; ++i) {
       if (dstSlots[i] != primary) copyOut(dstSlots[i], primary, bytes, false);

@@ -4,7 +4,8 @@
 // receive peer and a free slot at every send peer, computes straight from the received slot (it lives in
 // shared memory for shm peers) into the destination, then publishes and frees. Sender and receiver cut a
 // call with the same n into the same slices, because every rank uses the same slot size. Several slots
-// per connection keep a pipeline of slices in flight.
+// per connection keep a pipeline of slices in flight. A wait that fails (deadline, abort, a closed peer) or a
+// slot of another size than expected throws chorus::Error out of the call (base/error.h).
 #pragma once
 
 #include <cstddef>
@@ -42,9 +43,11 @@ class HostPrims {
   void recvCopySend(size_t outOff, size_t n);
   void copySend(size_t inOff, size_t outOff, size_t n, bool postOp);
   void localCopy(size_t inOff, size_t outOff, size_t n, bool postOp);
+  void recvReduceOutput(size_t outOff, size_t n, bool postOp);
+  void localReduce(size_t inOff, size_t outOff, size_t n, bool postOp);
 
  private:
-  enum Src : int { kFromInput, kFromOutput, kFromRecv, kReduceInputRecv };
+  enum Src : int { kFromInput, kFromOutput, kFromRecv, kReduceInputRecv, kReduceRecvOutput, kReduceInputOutput };
   // The one loop behind every call: source of the values, whether they land in the output (and where),
   // whether they go out to the send peers, and whether the post-op applies.
   void run(Src src, size_t inOff, bool toOutput, size_t outOff, bool toPeers, size_t n, bool postOp);
@@ -53,8 +56,8 @@ class HostPrims {
   void copyOut(void* dst, const void* src, size_t bytes, bool finalOutput);
 
   HostPrimsConfig cfg_;
-  transport::RecvConnection* recvs_[kMaxRecvPeers] = {};
-  transport::SendConnection* sends_[kMaxSendPeers] = {};
+  transport::RecvConnection* recvs_[kMaxRecvPeers];  // [0, nrecv_) valid
+  transport::SendConnection* sends_[kMaxSendPeers];  // [0, nsend_) valid
   int nrecv_;
   int nsend_;
   size_t sliceElems_;

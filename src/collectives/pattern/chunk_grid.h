@@ -9,9 +9,10 @@
 //
 // realChunk is chunkElems except in the last loop, where the remaining elements are spread evenly over the
 // channels and blocks (so every channel gets work even for small counts): divUp(remaining, nChannels * nBlocks),
-// rounded up to `grain` elements (64 bytes of the element type, say) so that the chunks stay aligned, but never
-// above chunkElems (the FIFO slot size). The trailing chunks of the last loop may then hold fewer than realChunk
-// elements, or none: elems() says how many, and algorithms skip chunks of 0 elements on every rank alike.
+// rounded up to `grain` elements (64 bytes of the element type, as the plan sets it) so that the chunks stay
+// aligned, but never above chunkElems (the tuned chunk size). The trailing chunks of the last loop may then hold fewer
+// than realChunk elements, or none: elems() says how many, and algorithms skip chunks of 0 elements on every rank
+// alike.
 //
 // Every element in [0, count) lies in exactly one (loop, channel, block) chunk; pattern_ring_test checks it.
 #pragma once
@@ -25,7 +26,7 @@ namespace chorus::coll {
 
 struct ChunkGrid {
   size_t count = 0;       // elements to cover
-  size_t chunkElems = 1;  // elements per chunk (a FIFO slot); > 0
+  size_t chunkElems = 1;  // elements per chunk (the tuned chunk size; a Primitives call moves it slot by slot); > 0
   size_t grain = 1;       // realChunk is rounded up to a multiple of this where chunkElems allows; > 0
   int nChannels = 1;
   int nBlocks = 1;

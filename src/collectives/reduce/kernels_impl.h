@@ -31,37 +31,15 @@ namespace chorus::reduce::CHORUS_KERNEL_NS {
 #include "collectives/reduce/convert_inl.h"
 // clang-format on
 
+// S: how a value is stored; C: the type it is computed in (dtype_traits.h, shared with the device).
 template <DType kT>
-struct TypeInfo;
-// S: how a value is stored; C: the type it is computed in.
-#define CHORUS_TYPE_INFO(t, s, c) \
-  template <>                     \
-  struct TypeInfo<DType::t> {     \
-    using S = s;                  \
-    using C = c;                  \
-  };
-CHORUS_TYPE_INFO(kInt8, int8_t, int8_t)
-CHORUS_TYPE_INFO(kUint8, uint8_t, uint8_t)
-CHORUS_TYPE_INFO(kInt32, int32_t, int32_t)
-CHORUS_TYPE_INFO(kUint32, uint32_t, uint32_t)
-CHORUS_TYPE_INFO(kInt64, int64_t, int64_t)
-CHORUS_TYPE_INFO(kUint64, uint64_t, uint64_t)
-CHORUS_TYPE_INFO(kFloat16, uint16_t, float)
-CHORUS_TYPE_INFO(kFloat32, float, float)
-CHORUS_TYPE_INFO(kFloat64, double, double)
-CHORUS_TYPE_INFO(kBfloat16, uint16_t, float)
-CHORUS_TYPE_INFO(kFloat8e4m3, uint8_t, float)
-CHORUS_TYPE_INFO(kFloat8e5m2, uint8_t, float)
-#undef CHORUS_TYPE_INFO
-
+using S = typename DTypeTraits<kT>::S;
 template <DType kT>
-using S = typename TypeInfo<kT>::S;
-template <DType kT>
-using C = typename TypeInfo<kT>::C;
+using C = typename DTypeTraits<kT>::C;
 template <DType kT>
 inline constexpr bool kNarrow = !std::is_same_v<S<kT>, C<kT>>;
 template <DType kT>
-inline constexpr bool kFloating = std::is_floating_point_v<C<kT>>;
+inline constexpr bool kFloating = kFloatingDType<kT>;
 // Lanes per vector: as many as the compute type fits (narrow types: one float32 vector's worth).
 template <DType kT>
 inline constexpr int kLanes = CHORUS_KERNEL_VEC_BYTES == 0 ? 1 : CHORUS_KERNEL_VEC_BYTES / sizeof(C<kT>);

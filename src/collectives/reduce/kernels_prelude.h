@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "collectives/reduce/dtype_traits.h"
 #include "collectives/reduce/kernel_tables.h"
 #include "collectives/reduce/reduce.h"
 

@@ -6,8 +6,8 @@
 //   kDirect      same process: the pointer itself (same device, or peer access enabled between the devices);
 //   kIpc         same host, other process: a cudaIpcMemHandle_t (64 bytes) of the receiver's allocation and
 //                the FIFO's offset in it;
-//   kHostStaged  other host: the FIFO is pinned host memory on each side and a host proxy forwards slots over
-//                the socket transport (the descriptor then only carries the geometry).
+//   kHostStaged  reserved for peers on other hosts (pinned host FIFOs and a host proxy forwarding slots):
+//                not implemented, the CUDA transport refuses such pairs (transport.h).
 #pragma once
 
 #include <cstddef>

@@ -57,15 +57,6 @@ void checkBufferPlacement(const void* p, size_t bytes, int commDevice, const cha
 
 namespace {
 
-[[noreturn]] void throwCuda(cudaError_t e, const char* call) {
-  CHORUS_THROW(Status::kUnhandledCudaError, call, " failed: ", cudaGetErrorString(e), " (", static_cast<int>(e), ")");
-}
-#define CHORUS_CUDA_CALL(call)                   \
-  do {                                           \
-    cudaError_t e_ = (call);                     \
-    if (e_ != cudaSuccess) throwCuda(e_, #call); \
-  } while (0)
-
 PointerInfo runtimeQuery(const void* p) {
   PointerInfo r;
   if (visibleDevices() == 0) return r;
@@ -109,28 +100,38 @@ int visibleDevices(std::string* why) {
 
 int currentDevice() {
   int d = 0;
-  CHORUS_CUDA_CALL(cudaGetDevice(&d));
+  CHORUS_CHECK_CUDA(cudaGetDevice(&d));
   return d;
 }
 
 void setDevice(int device) {
-  CHORUS_CUDA_CALL(cudaSetDevice(device));
+  CHORUS_CHECK_CUDA(cudaSetDevice(device));
+}
+
+DeviceScope::DeviceScope(int device) {
+  cudaGetDevice(&prev_);
+  if (prev_ != device) CHORUS_CHECK_CUDA(cudaSetDevice(device));
+  set_ = prev_ != device;
+}
+
+DeviceScope::~DeviceScope() {
+  if (set_) cudaSetDevice(prev_);
 }
 
 int streamDevice(void* stream) {
   if (stream == nullptr) return currentDevice();
   int d = -1;
-  CHORUS_CUDA_CALL(cudaStreamGetDevice(static_cast<cudaStream_t>(stream), &d));
+  CHORUS_CHECK_CUDA(cudaStreamGetDevice(static_cast<cudaStream_t>(stream), &d));
   return d;
 }
 
 void* deviceAlloc(size_t bytes) {
   void* p = nullptr;
-  CHORUS_CUDA_CALL(cudaMalloc(&p, bytes));
+  CHORUS_CHECK_CUDA(cudaMalloc(&p, bytes));
   cudaError_t e = cudaMemset(p, 0, bytes);
   if (e != cudaSuccess) {
     cudaFree(p);
-    throwCuda(e, "cudaMemset");
+    CHORUS_CHECK_CUDA(e, "cudaMemset");
   }
   return p;
 }
@@ -139,14 +140,18 @@ void deviceFree(void* p) {
   if (p != nullptr) cudaFree(p);
 }
 
+void deviceMemset(void* p, int value, size_t bytes) {
+  cudaMemset(p, value, bytes);
+}
+
 void* mappedHostAlloc(size_t bytes, void** devicePtr) {
   void* p = nullptr;
-  CHORUS_CUDA_CALL(cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
+  CHORUS_CHECK_CUDA(cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
   std::memset(p, 0, bytes);
   cudaError_t e = cudaHostGetDevicePointer(devicePtr, p, 0);
   if (e != cudaSuccess) {
     cudaFreeHost(p);
-    throwCuda(e, "cudaHostGetDevicePointer");
+    CHORUS_CHECK_CUDA(e, "cudaHostGetDevicePointer");
   }
   return p;
 }
@@ -158,7 +163,7 @@ void mappedHostFree(void* p) {
 void ipcGetHandle(void* devicePtr, uint8_t handle[64]) {
   static_assert(sizeof(cudaIpcMemHandle_t) == 64, "IPC handle size");
   cudaIpcMemHandle_t h;
-  CHORUS_CUDA_CALL(cudaIpcGetMemHandle(&h, devicePtr));
+  CHORUS_CHECK_CUDA(cudaIpcGetMemHandle(&h, devicePtr));
   std::memcpy(handle, &h, sizeof(h));
 }
 
@@ -166,7 +171,7 @@ void* ipcOpenHandle(const uint8_t handle[64]) {
   cudaIpcMemHandle_t h;
   std::memcpy(&h, handle, sizeof(h));
   void* p = nullptr;
-  CHORUS_CUDA_CALL(cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess));
+  CHORUS_CHECK_CUDA(cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess));
   return p;
 }
 
@@ -179,15 +184,15 @@ bool enablePeerAccess(int device, int peer) {
   int can = 0;
   if (cudaDeviceCanAccessPeer(&can, device, peer) != cudaSuccess || can == 0) return false;
   int prev = 0;
-  CHORUS_CUDA_CALL(cudaGetDevice(&prev));
-  CHORUS_CUDA_CALL(cudaSetDevice(device));
+  CHORUS_CHECK_CUDA(cudaGetDevice(&prev));
+  CHORUS_CHECK_CUDA(cudaSetDevice(device));
   cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
   if (e == cudaErrorPeerAccessAlreadyEnabled) {
     cudaGetLastError();
     e = cudaSuccess;
   }
   cudaSetDevice(prev);
-  if (e != cudaSuccess) throwCuda(e, "cudaDeviceEnablePeerAccess");
+  CHORUS_CHECK_CUDA(e, "cudaDeviceEnablePeerAccess");
   return true;
 }
 
@@ -212,6 +217,10 @@ int currentDevice() {
 void setDevice(int) {
   noCuda("cudaSetDevice");
 }
+DeviceScope::DeviceScope(int) {
+  noCuda("cudaSetDevice");
+}
+DeviceScope::~DeviceScope() = default;
 int streamDevice(void*) {
   noCuda("cudaStreamGetDevice");
 }
@@ -219,6 +228,7 @@ void* deviceAlloc(size_t) {
   noCuda("cudaMalloc");
 }
 void deviceFree(void*) {}
+void deviceMemset(void*, int, size_t) {}
 void* mappedHostAlloc(size_t, void**) {
   noCuda("cudaHostAlloc");
 }

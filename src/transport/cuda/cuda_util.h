@@ -21,6 +21,19 @@ int currentDevice();
 // cudaSetDevice; throws chorusUnhandledCudaError.
 void setDevice(int device);
 
+// Makes `device` the calling thread's current device for the scope, restoring the previous one after.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device);
+  ~DeviceScope();
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  int prev_ = 0;
+  bool set_ = false;
+};
+
 // Where a pointer lives, as cudaPointerGetAttributes says.
 enum class MemKind : int { kHost = 0, kPinnedHost = 1, kDevice = 2, kManaged = 3 };
 struct PointerInfo {
@@ -33,7 +46,7 @@ using PointerQuery = PointerInfo (*)(const void* p);
 PointerQuery setPointerQuery(PointerQuery q);
 PointerInfo queryPointer(const void* p);
 
-// The placement rule of issue 6: on a CUDA communicator (commDevice >= 0) a buffer must be device (or
+// The placement rule of the CUDA executor: on a CUDA communicator (commDevice >= 0) a buffer must be device (or
 // managed) memory of commDevice; on a host communicator it must not be device memory. Throws
 // chorusInvalidArgument naming `what` ("AllReduce: sendbuff") otherwise. Nothing is enqueued before it runs.
 void checkBufferPlacement(const void* p, size_t bytes, int commDevice, const char* what);
@@ -43,6 +56,7 @@ int streamDevice(void* stream);
 // Memory. All throw chorusUnhandledCudaError (or chorusSystemError) with the runtime's message.
 void* deviceAlloc(size_t bytes);                        // cudaMalloc, zeroed
 void deviceFree(void* p);                               // never throws
+void deviceMemset(void* p, int value, size_t bytes);    // cudaMemset; never throws (for closing FIFOs)
 void* mappedHostAlloc(size_t bytes, void** devicePtr);  // pinned, device-mapped, zeroed
 void mappedHostFree(void* p);                           // never throws
 // CUDA IPC: a 64-byte handle of an allocation made by deviceAlloc, and the far side's mapping of it.

@@ -6,20 +6,20 @@ namespace chorus::transport::inproc {
 
 // Both ends pass an empty PeerCheck: a thread of this process cannot vanish alone, so the closed flag,
 // which the other end sets when it is destroyed, is the only way the far end goes away.
-SendConnection::SendConnection(std::shared_ptr<Channel> channel, std::string what)
-    : transport::SendConnection(channel->fifo.control(), std::move(what), PeerCheck()), channel_(std::move(channel)) {}
+SendConnection::SendConnection(std::shared_ptr<SharedFifo> shared, std::string what)
+    : transport::SendConnection(shared->fifo.control(), std::move(what), PeerCheck()), shared_(std::move(shared)) {}
 
 SendConnection::~SendConnection() {
   fifoClose(fifo_);
 }
 
-RecvConnection::RecvConnection(std::shared_ptr<Channel> channel, uint64_t token, std::string what)
-    : transport::RecvConnection(channel->fifo.control(), std::move(what), PeerCheck()),
-      channel_(std::move(channel)),
+RecvConnection::RecvConnection(std::shared_ptr<SharedFifo> shared, uint64_t token, std::string what)
+    : transport::RecvConnection(shared->fifo.control(), std::move(what), PeerCheck()),
+      shared_(std::move(shared)),
       token_(token) {}
 
 RecvConnection::~RecvConnection() {
-  withdrawChannel(token_);
+  withdrawFifo(token_);
   fifoClose(fifo_);
 }
 

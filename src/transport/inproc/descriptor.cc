@@ -12,7 +12,7 @@ void Descriptor::encode(std::vector<uint8_t>* out) const {
   w.put(kMagic);
   w.put(processId);
   w.put(token);
-  w.put(channel);
+  w.put(fifo);
 }
 
 Descriptor Descriptor::decode(const std::vector<uint8_t>& in) {
@@ -21,7 +21,7 @@ Descriptor Descriptor::decode(const std::vector<uint8_t>& in) {
   Descriptor d;
   d.processId = r.get<uint64_t>();
   d.token = r.get<uint64_t>();
-  d.channel = r.get<uint64_t>();
+  d.fifo = r.get<uint64_t>();
   r.expectEnd();
   return d;
 }

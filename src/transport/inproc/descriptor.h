@@ -10,8 +10,8 @@ namespace chorus::transport::inproc {
 
 struct Descriptor {
   uint64_t processId = 0;  // the receiver's PeerInfo::processId
-  uint64_t token = 0;      // key of the channel in the registry
-  uint64_t channel = 0;    // address of the InprocChannel
+  uint64_t token = 0;      // key of the FIFO in the registry
+  uint64_t fifo = 0;       // address of the SharedFifo
 
   void encode(std::vector<uint8_t>* out) const;
   static Descriptor decode(const std::vector<uint8_t>& in);

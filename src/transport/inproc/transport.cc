@@ -14,7 +14,7 @@ namespace {
 
 struct Registry {
   std::mutex mu;
-  std::unordered_map<uint64_t, std::weak_ptr<Channel>> channels;
+  std::unordered_map<uint64_t, std::weak_ptr<SharedFifo>> fifos;
   uint64_t next = 0;
 };
 
@@ -23,7 +23,7 @@ Registry& registry() {
   static Registry* r = [] {
     auto* reg = new Registry;
     // Tokens start at a random point so that a descriptor from an earlier run or another process is unlikely
-    // to name a live channel even before the pointer check.
+    // to name a live FIFO even before the pointer check.
     if (getrandom(&reg->next, sizeof(reg->next), 0) != sizeof(reg->next)) reg->next = 1;
     return reg;
   }();
@@ -32,56 +32,59 @@ Registry& registry() {
 
 }  // namespace
 
-uint64_t registerChannel(const std::shared_ptr<Channel>& channel) {
+uint64_t registerFifo(const std::shared_ptr<SharedFifo>& fifo) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   uint64_t token = ++r.next;
-  r.channels[token] = channel;
+  r.fifos[token] = fifo;
   return token;
 }
 
-std::shared_ptr<Channel> claimChannel(uint64_t token, const Channel* expected) {
+std::shared_ptr<SharedFifo> claimFifo(uint64_t token, const SharedFifo* expected) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  auto it = r.channels.find(token);
-  if (it == r.channels.end()) return nullptr;
-  std::shared_ptr<Channel> ch = it->second.lock();
+  auto it = r.fifos.find(token);
+  if (it == r.fifos.end()) return nullptr;
+  std::shared_ptr<SharedFifo> ch = it->second.lock();
   if (ch.get() != expected) return nullptr;
-  r.channels.erase(it);
+  r.fifos.erase(it);
   return ch;
 }
 
-void withdrawChannel(uint64_t token) {
+void withdrawFifo(uint64_t token) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  r.channels.erase(token);
+  r.fifos.erase(token);
 }
 
 bool InprocTransport::canConnect(const PeerInfo& self, const PeerInfo& peer) const {
   return self.processId == peer.processId;
 }
 
-std::unique_ptr<transport::RecvConnection> InprocTransport::createRecv(const ConnectSpec& spec,
-                                                                       std::vector<uint8_t>* descriptor) {
-  auto channel = std::make_shared<Channel>(spec.nslots, slotBytesFor(spec));
-  Descriptor d;
-  d.processId = spec.self.processId;
-  d.token = registerChannel(channel);
-  d.channel = reinterpret_cast<uintptr_t>(channel.get());
-  d.encode(descriptor);
-  return std::make_unique<RecvConnection>(std::move(channel), d.token, connectionName(spec, false, name()));
+const char* InprocTransport::reach() const {
+  return "ranks in one process";
 }
 
-std::unique_ptr<transport::SendConnection> InprocTransport::connectSend(const ConnectSpec& spec,
-                                                                        const std::vector<uint8_t>& descriptor) {
+std::unique_ptr<Connection> InprocTransport::createRecv(const ConnectSpec& spec, std::vector<uint8_t>* descriptor) {
+  auto shared = std::make_shared<SharedFifo>(spec.nslots, spec.slotBytes);
+  Descriptor d;
+  d.processId = spec.self.processId;
+  d.token = registerFifo(shared);
+  d.fifo = reinterpret_cast<uintptr_t>(shared.get());
+  d.encode(descriptor);
+  return std::make_unique<RecvConnection>(std::move(shared), d.token, connectionName(spec, false, name()));
+}
+
+std::unique_ptr<Connection> InprocTransport::connectSend(const ConnectSpec& spec,
+                                                         const std::vector<uint8_t>& descriptor) {
   std::string what = connectionName(spec, true, name());
   Descriptor d = Descriptor::decode(descriptor);
   CHORUS_CHECK_ARG(d.processId == spec.self.processId, what, ": the receiver is in another process (inproc connects ",
                    "threads of one process only; check CHORUS_TRANSPORT)");
-  std::shared_ptr<Channel> channel = claimChannel(d.token, reinterpret_cast<const Channel*>(d.channel));
-  CHORUS_CHECK_USAGE(channel != nullptr, what,
+  std::shared_ptr<SharedFifo> shared = claimFifo(d.token, reinterpret_cast<const SharedFifo*>(d.fifo));
+  CHORUS_CHECK_USAGE(shared != nullptr, what,
                      ": no such receiving end (it was destroyed, already connected, or the descriptor is stale)");
-  return std::make_unique<SendConnection>(std::move(channel), std::move(what));
+  return std::make_unique<SendConnection>(std::move(shared), std::move(what));
 }
 
 }  // namespace chorus::transport::inproc

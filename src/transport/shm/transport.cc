@@ -29,9 +29,12 @@ bool ShmTransport::canConnect(const PeerInfo& self, const PeerInfo& peer) const 
   return self.hostHash == peer.hostHash;
 }
 
-std::unique_ptr<transport::RecvConnection> ShmTransport::createRecv(const ConnectSpec& spec,
-                                                                    std::vector<uint8_t>* descriptor) {
-  size_t slotBytes = slotBytesFor(spec);
+const char* ShmTransport::reach() const {
+  return "ranks on one host";
+}
+
+std::unique_ptr<Connection> ShmTransport::createRecv(const ConnectSpec& spec, std::vector<uint8_t>* descriptor) {
+  size_t slotBytes = spec.slotBytes;
   CHORUS_CHECK_ARG(spec.nslots >= 1 && spec.nslots <= kMaxSlots, "FIFO depth ", spec.nslots, " is outside [1, ",
                    kMaxSlots, "]");
   ShmSegment seg = ShmSegment::create("fifo", fifoBytes(spec.nslots, slotBytes));
@@ -47,8 +50,7 @@ std::unique_ptr<transport::RecvConnection> ShmTransport::createRecv(const Connec
   return std::make_unique<RecvConnection>(std::move(seg), std::move(what), std::move(check));
 }
 
-std::unique_ptr<transport::SendConnection> ShmTransport::connectSend(const ConnectSpec& spec,
-                                                                     const std::vector<uint8_t>& descriptor) {
+std::unique_ptr<Connection> ShmTransport::connectSend(const ConnectSpec& spec, const std::vector<uint8_t>& descriptor) {
   Descriptor d = Descriptor::decode(descriptor);
   std::string what = connectionName(spec, true, name());
   ShmSegment seg = ShmSegment::open(d.name, fifoBytes(static_cast<int>(d.nslots), d.slotBytes));

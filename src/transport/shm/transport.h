@@ -14,10 +14,9 @@ class ShmTransport : public Transport {
  public:
   const char* name() const override { return "shm"; }
   bool canConnect(const PeerInfo& self, const PeerInfo& peer) const override;
-  std::unique_ptr<transport::RecvConnection> createRecv(const ConnectSpec& spec,
-                                                        std::vector<uint8_t>* descriptor) override;
-  std::unique_ptr<transport::SendConnection> connectSend(const ConnectSpec& spec,
-                                                         const std::vector<uint8_t>& descriptor) override;
+  const char* reach() const override;
+  std::unique_ptr<Connection> createRecv(const ConnectSpec& spec, std::vector<uint8_t>* descriptor) override;
+  std::unique_ptr<Connection> connectSend(const ConnectSpec& spec, const std::vector<uint8_t>& descriptor) override;
 };
 
 }  // namespace chorus::transport::shm

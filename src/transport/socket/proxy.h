@@ -7,6 +7,9 @@
 // connections it waits on (a sender FIFO it has drained: consumerSleeping; a full receiver FIFO:
 // producerSleeping), makes one more pass, and sleeps in poll() on the sockets, the listener and an eventfd.
 // The user's post()/release() see the flag and write the eventfd (wakeConsumer/wakeProducer overrides).
+//
+// Files: proxy.cc (the thread's loop, sleeping in poll(), reaping), proxy_progress.cc (moving slots between
+// FIFOs and streams), proxy_admit.cc (accepting streams and checking their tokens).
 #pragma once
 
 #include <poll.h>
@@ -22,6 +25,9 @@
 #include "transport/socket/connection.h"
 
 namespace chorus::transport::socket {
+
+// "op: <strerror(err)>", for the messages of failed socket calls.
+std::string errnoText(const char* op, int err);
 
 class Proxy {
  public:
@@ -70,8 +76,9 @@ class Proxy {
 
   // What each entry of pollFds_ stands for.
   struct PollRef {
-    ConnState* conn;  // null for the eventfd, the listener and pending sockets
-    int index;        // stream index, or pending index, or -1 (eventfd) / -2 (listener)
+    enum Kind { kWake, kListener, kPending, kStream } kind;
+    ConnState* conn;  // kStream: the connection
+    size_t index;     // kPending: index in pending_; kStream: stream index
   };
 
   // Thread-owned (reused between sleeps so that the loop does not allocate).

@@ -28,9 +28,12 @@ std::shared_ptr<Proxy> SocketTransport::proxy() {
   return proxy_;
 }
 
-std::unique_ptr<transport::RecvConnection> SocketTransport::createRecv(const ConnectSpec& spec,
-                                                                       std::vector<uint8_t>* descriptor) {
-  size_t slotBytes = slotBytesFor(spec);
+const char* SocketTransport::reach() const {
+  return "any two ranks";
+}
+
+std::unique_ptr<Connection> SocketTransport::createRecv(const ConnectSpec& spec, std::vector<uint8_t>* descriptor) {
+  size_t slotBytes = spec.slotBytes;
   int64_t nstreams = param::SocketNstreams();
   CHORUS_CHECK_ARG(nstreams >= 1 && nstreams <= kMaxStreams, "CHORUS_SOCKET_NSTREAMS=", nstreams, " is outside [1, ",
                    kMaxStreams, "]");
@@ -51,8 +54,8 @@ std::unique_ptr<transport::RecvConnection> SocketTransport::createRecv(const Con
   return std::make_unique<RecvConnection>(std::move(p), std::move(state));
 }
 
-std::unique_ptr<transport::SendConnection> SocketTransport::connectSend(const ConnectSpec& spec,
-                                                                        const std::vector<uint8_t>& descriptor) {
+std::unique_ptr<Connection> SocketTransport::connectSend(const ConnectSpec& spec,
+                                                         const std::vector<uint8_t>& descriptor) {
   Descriptor d = Descriptor::decode(descriptor);
   auto state = std::make_shared<ConnState>(true, static_cast<int>(d.nslots), d.slotBytes, d.nstreams,
                                            connectionName(spec, true, name()));

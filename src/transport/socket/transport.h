@@ -20,10 +20,9 @@ class SocketTransport : public Transport {
 
   const char* name() const override { return "socket"; }
   bool canConnect(const PeerInfo& self, const PeerInfo& peer) const override;
-  std::unique_ptr<transport::RecvConnection> createRecv(const ConnectSpec& spec,
-                                                        std::vector<uint8_t>* descriptor) override;
-  std::unique_ptr<transport::SendConnection> connectSend(const ConnectSpec& spec,
-                                                         const std::vector<uint8_t>& descriptor) override;
+  const char* reach() const override;
+  std::unique_ptr<Connection> createRecv(const ConnectSpec& spec, std::vector<uint8_t>* descriptor) override;
+  std::unique_ptr<Connection> connectSend(const ConnectSpec& spec, const std::vector<uint8_t>& descriptor) override;
 
  private:
   // The proxy (thread and listener) starts with the first connection, so communicators that use no socket

@@ -1,11 +1,11 @@
-#include "core/bootstrap/unique_id.h"
+#include "bootstrap/unique_id.h"
 
 #include <cstring>
 
 #include "base/error.h"
 #include "base/logging.h"
-#include "core/bootstrap/endpoint.h"
-#include "core/bootstrap/wire.h"
+#include "bootstrap/endpoint.h"
+#include "bootstrap/wire.h"
 
 namespace chorus::bootstrap {
 namespace {
@@ -19,15 +19,6 @@ uint64_t fnv1a(const uint8_t* p, size_t n) {
     h *= 1099511628211ull;
   }
   return h;
-}
-
-void putU64(uint8_t* p, uint64_t x) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(x >> (8 * i));
-}
-uint64_t getU64(const uint8_t* p) {
-  uint64_t x = 0;
-  for (int i = 0; i < 8; ++i) x |= static_cast<uint64_t>(p[i]) << (8 * i);
-  return x;
 }
 
 // Both serveRendezvousAt and rendezvousIdFor derive the same id from (addr, secretHex).

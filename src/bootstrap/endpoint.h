@@ -6,6 +6,10 @@
 // Outgoing connections (to other endpoints) are made and written by the ranks' threads, one per (peer
 // endpoint, authenticating communicator) and cached for the life of the process; the service thread only
 // watches them for EOF, which is how a dead peer becomes an error within moments.
+//
+// Files: endpoint.cc (the service thread and incoming connections), outgoing.cc (the ranks' side: outgoing
+// connections and blocking frame reads), root_service.h (rendezvous roots served here), handshake.h and
+// wire.h (the protocol, without I/O).
 #pragma once
 
 #include <poll.h>
@@ -20,10 +24,11 @@
 
 #include "base/socket.h"
 #include "base/wait.h"
-#include "core/bootstrap/hmac.h"
-#include "core/bootstrap/mailbox.h"
-#include "core/bootstrap/rendezvous.h"
-#include "core/bootstrap/wire.h"
+#include "bootstrap/handshake.h"
+#include "bootstrap/hmac.h"
+#include "bootstrap/mailbox.h"
+#include "bootstrap/root_service.h"
+#include "bootstrap/wire.h"
 
 namespace chorus::bootstrap {
 
@@ -83,10 +88,8 @@ class Endpoint {
   void readConn(Conn& c);
   void handleFrame(Conn& c, Frame f);
   void handleRegister(Conn& c, const Frame& f);
-  // Frames (connection id, bytes) answering a root's members; built under mu_, sent after releasing it.
-  std::vector<std::pair<int, std::vector<uint8_t>>> rootReplies(const RendezvousRoot& root, const std::vector<int>& ids,
-                                                                FrameType type, uint64_t authHash);
-  void sendReplies(std::vector<std::pair<int, std::vector<uint8_t>>> replies);
+  void sendReplies(Replies replies);
+  // Tells the root service about registered connections that closed (lost_).
   void processLost();
   void queue(Conn& c, std::vector<uint8_t> bytes);
   void flush(Conn& c);
@@ -96,11 +99,11 @@ class Endpoint {
 
   SocketAddress address_;
   Mailbox mailbox_;
+  RootService roots_;
   int wakeFd_ = -1;
 
   mutable std::mutex mu_;  // guards the fields below, shared with the ranks' threads
   std::map<uint64_t, Secret> secrets_;
-  std::map<uint64_t, RendezvousRoot> roots_;
   std::map<PeerKey, std::shared_ptr<OutConn>> outs_;
   std::vector<Socket> newListeners_;
   std::vector<std::shared_ptr<OutConn>> newWatches_;

@@ -2,7 +2,7 @@
 //
 // Tests instantiate the algorithms of src/collectives/algo with it to get each rank's schedule (the list of
 // calls with their peers, offsets, sizes and postOp flags), then check the schedules of all ranks together
-// (tests/unit/algo_sim.h executes them symbolically). Host only; it is not an algorithm body, so it may use
+// (algo_sim.h executes them symbolically). Test-only code: host only, not an algorithm body, so it may use
 // std::vector.
 //
 // Several recorders may share one log: a tree algorithm's `up` and `down` Primitives append to the same
@@ -27,6 +27,8 @@ enum class StepKind {
   kRecvCopySend,
   kCopySend,
   kLocalCopy,
+  kRecvReduceOutput,
+  kLocalReduce,
 };
 
 const char* stepKindName(StepKind kind);
@@ -39,6 +41,7 @@ struct StepTraits {
   bool readsOutput = false;   // reads output[outOff, outOff + n) (sendFromOutput)
   bool writesOutput = false;  // writes output[outOff, outOff + n)
   bool reduces = false;       // combines the input with what it receives (else copies what it receives)
+  bool accumulates = false;   // reduces into output[outOff, outOff + n), which an earlier call wrote
 };
 
 StepTraits stepTraits(StepKind kind);
@@ -53,6 +56,7 @@ struct Step {
   size_t outOff = 0;  // valid where the kind reads or writes output
   size_t n = 0;
   bool postOp = false;
+  bool inputCopy = false;  // the input is a copy the executor made (in place: not the output's alias)
 };
 
 class StepRecorder {
@@ -90,6 +94,15 @@ class StepRecorder {
   void localCopy(size_t inOff, size_t outOff, size_t n, bool postOp) {
     add(StepKind::kLocalCopy, inOff, outOff, n, postOp);
   }
+  void recvReduceOutput(size_t outOff, size_t n, bool postOp) {
+    add(StepKind::kRecvReduceOutput, 0, outOff, n, postOp);
+  }
+  void localReduce(size_t inOff, size_t outOff, size_t n, bool postOp) {
+    add(StepKind::kLocalReduce, inOff, outOff, n, postOp);
+  }
+
+  // Marks the calls recorded from now on as reading a copy of the input (the executor's in-place staging).
+  void readCopyOfInput() { inputCopy_ = true; }
 
  private:
   void add(StepKind kind, size_t inOff, size_t outOff, size_t n, bool postOp) {
@@ -103,6 +116,7 @@ class StepRecorder {
     s.outOff = outOff;
     s.n = n;
     s.postOp = postOp;
+    s.inputCopy = inputCopy_;
     log_->push_back(s);
   }
 
@@ -111,6 +125,7 @@ class StepRecorder {
   int nRecv_ = 0;
   int send_[kMaxSendPeers] = {};
   int nSend_ = 0;
+  bool inputCopy_ = false;
 };
 
 inline const char* stepKindName(StepKind kind) {
@@ -124,6 +139,8 @@ inline const char* stepKindName(StepKind kind) {
     case StepKind::kRecvCopySend: return "recvCopySend";
     case StepKind::kCopySend: return "copySend";
     case StepKind::kLocalCopy: return "localCopy";
+    case StepKind::kRecvReduceOutput: return "recvReduceOutput";
+    case StepKind::kLocalReduce: return "localReduce";
   }
   return "?";
 }
@@ -140,6 +157,8 @@ inline StepTraits stepTraits(StepKind kind) {
     case StepKind::kRecvCopySend: t.recvs = t.sends = t.writesOutput = true; break;
     case StepKind::kCopySend: t.sends = t.readsInput = t.writesOutput = true; break;
     case StepKind::kLocalCopy: t.readsInput = t.writesOutput = true; break;
+    case StepKind::kRecvReduceOutput: t.recvs = t.writesOutput = t.reduces = t.accumulates = true; break;
+    case StepKind::kLocalReduce: t.readsInput = t.writesOutput = t.reduces = t.accumulates = true; break;
   }
   return t;
 }

@@ -10,7 +10,7 @@
 
 #include "base/socket.h"
 #include "base/status.h"
-#include "core/bootstrap/wire.h"
+#include "bootstrap/wire.h"
 
 namespace chorus::bootstrap {
 

@@ -1,4 +1,4 @@
-#include "core/bootstrap/mailbox.h"
+#include "bootstrap/mailbox.h"
 
 #include "base/futex.h"
 

@@ -1,6 +1,7 @@
 // The bootstrap: out-of-band communication between the ranks of a communicator over authenticated TCP, used
 // to create communicators (rendezvous), exchange connection descriptors, and for small collectives before
-// (and beside) the data transports.
+// (and beside) the data transports. It is a layer of its own (src/bootstrap, beside src/transport): it uses
+// only src/base, and the communicator (src/core) uses it.
 //
 // Every process has one Endpoint (endpoint.h): a listener plus a service thread that reads framed messages
 // from every connection into mailboxes keyed by (communicator, source rank, tag). A Bootstrap is one

@@ -1,4 +1,4 @@
-#include "core/bootstrap/rendezvous.h"
+#include "bootstrap/rendezvous.h"
 
 #include "base/error.h"
 

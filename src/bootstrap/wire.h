@@ -6,28 +6,19 @@
 // The header is validated (magic, version, type, reserved, the type's length rule and the connection's cap)
 // before a single payload byte is buffered, so a peer cannot make us allocate more than the cap.
 //
-// Handshake (mutual HMAC-SHA256 challenge-response; the secret never crosses the wire):
-//   client -> server  HELLO     header.commHash = the communicator that authenticates the connection,
-//                               header.tag = purpose (data or rendezvous); payload: client nonce, client's
-//                               endpoint address
-//   server -> client  CHALLENGE server nonce, HMAC(secret, "server" | HELLO payload | commHash | purpose | nonce)
-//   client -> server  RESPONSE  HMAC(secret, "client" | same transcript)
-// Both MACs cover both nonces, so neither side's answer can be replayed; the role labels stop reflection.
-// The client checks the server's MAC before it answers, so it never talks to a listener that lacks the secret.
-// After the handshake the connection carries DATA frames (purpose data) or one REGISTER and then a TABLE or
-// ERROR reply (purpose rendezvous).
+// The handshake that authenticates a connection is handshake.h's; after it the connection carries DATA frames
+// (purpose data) or one REGISTER and then a TABLE or ERROR reply (purpose rendezvous).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "base/socket.h"
 #include "base/status.h"
-#include "core/bootstrap/hmac.h"
+#include "bootstrap/hmac.h"
 
 namespace chorus::bootstrap {
 
@@ -41,6 +32,11 @@ constexpr uint64_t kMaxDataPayload = 64ull << 20;
 constexpr size_t kMaxErrorText = 4096;
 // The rendezvous table travels in one frame.
 constexpr uint64_t kMaxRanks = kMaxDataPayload / kAddressBytes;
+// Payload sizes of the fixed-size frames.
+constexpr size_t kHelloPayloadBytes = kNonceBytes + kAddressBytes;
+constexpr size_t kChallengePayloadBytes = kNonceBytes + kMacBytes;
+constexpr size_t kResponsePayloadBytes = kMacBytes;
+constexpr size_t kRegistrationPayloadBytes = 8 + kAddressBytes;
 
 enum class FrameType : uint8_t {
   kHello = 1,
@@ -77,6 +73,14 @@ std::vector<uint8_t> encodeFrame(FrameHeader h, const void* payload, size_t size
 // Validates a header against the wire rules and a payload cap; returns an error text, or nullopt when valid.
 std::optional<std::string> decodeHeader(const uint8_t* in, uint64_t maxPayload, FrameHeader* out);
 
+// Little-endian integers on the wire (and in the unique id).
+void putU16(uint8_t* p, uint16_t x);
+void putU32(uint8_t* p, uint32_t x);
+void putU64(uint8_t* p, uint64_t x);
+uint16_t getU16(const uint8_t* p);
+uint32_t getU32(const uint8_t* p);
+uint64_t getU64(const uint8_t* p);
+
 // Addresses on the wire: family u16 (4 or 6) | port u16 | 16 address bytes (IPv4 in the first 4).
 void encodeAddress(const SocketAddress& a, uint8_t out[kAddressBytes]);
 // Returns an invalid address on an unknown family.
@@ -110,54 +114,6 @@ class FrameParser {
   Frame frame_;
   size_t payloadFill_ = 0;
   std::string error_;
-};
-
-// The listener's half of the handshake. lookup(commHash) returns the registered secret or nullopt.
-class ServerHandshake {
- public:
-  using SecretLookup = std::function<std::optional<Secret>(uint64_t commHash)>;
-  ServerHandshake(SecretLookup lookup, const Nonce& serverNonce)
-      : lookup_(std::move(lookup)), serverNonce_(serverNonce) {}
-
-  enum class Step { kContinue, kDone, kFail };
-  // Consumes one frame. kContinue with *reply set: send it and wait for the next frame. kDone: authenticated.
-  // kFail: *error says why; drop the connection.
-  Step onFrame(const Frame& f, std::vector<uint8_t>* reply, std::string* error);
-
-  bool helloSeen() const { return helloSeen_; }
-  uint64_t commHash() const { return commHash_; }
-  Purpose purpose() const { return purpose_; }
-  // The client's endpoint address as stated in HELLO (authenticated once kDone).
-  const SocketAddress& peerEndpoint() const { return peerEndpoint_; }
-
- private:
-  SecretLookup lookup_;
-  Nonce serverNonce_;
-  bool helloSeen_ = false;
-  bool done_ = false;
-  uint64_t commHash_ = 0;
-  Purpose purpose_ = Purpose::kData;
-  Secret secret_{};
-  std::vector<uint8_t> transcript_;
-  SocketAddress peerEndpoint_;
-};
-
-// The connecting half.
-class ClientHandshake {
- public:
-  ClientHandshake(const Secret& secret, uint64_t commHash, Purpose purpose, const SocketAddress& self,
-                  const Nonce& clientNonce);
-  // The HELLO frame to send first.
-  std::vector<uint8_t> hello() const;
-  // Checks the server's CHALLENGE; on success sets *response to the RESPONSE frame and returns nullopt,
-  // otherwise returns why it failed.
-  std::optional<std::string> onChallenge(const Frame& f, std::vector<uint8_t>* response);
-
- private:
-  Secret secret_;
-  uint64_t commHash_;
-  Purpose purpose_;
-  std::vector<uint8_t> helloPayload_;
 };
 
 // Rendezvous payloads.

@@ -1,4 +1,4 @@
-#include "core/bootstrap/hmac.h"
+#include "bootstrap/hmac.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -6,6 +6,7 @@
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -86,6 +87,12 @@ Secret deriveSecret(const std::string& label, const std::string& text) {
   Secret s{};
   memcpy(s.data(), d.data(), s.size());
   return s;
+}
+
+std::string hashHex(uint64_t hash) {
+  char buf[24];
+  snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(hash));
+  return buf;
 }
 
 }  // namespace chorus::bootstrap

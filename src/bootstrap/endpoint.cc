@@ -1,4 +1,4 @@
-#include "core/bootstrap/endpoint.h"
+#include "bootstrap/endpoint.h"
 
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -21,12 +21,6 @@ constexpr size_t kReadChunk = 64 * 1024;
 // Bytes read from one connection per poll round, so one busy sender cannot starve the others.
 constexpr size_t kReadBudget = 1 << 20;
 constexpr int kPollMs = 50;
-
-std::string hashHex(uint64_t h) {
-  char buf[24];
-  snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
 
 }  // namespace
 
@@ -108,8 +102,7 @@ std::optional<Secret> Endpoint::secretFor(uint64_t authHash) const {
 }
 
 void Endpoint::serveRoot(uint64_t authHash) {
-  std::lock_guard<std::mutex> lock(mu_);
-  roots_.try_emplace(authHash);
+  roots_.serve(authHash);
 }
 
 void Endpoint::addListener(const SocketAddress& addr) {
@@ -120,75 +113,6 @@ void Endpoint::addListener(const SocketAddress& addr) {
     newListeners_.push_back(std::move(s));
   }
   wake();
-}
-
-// ---- client side (ranks' threads) ----
-
-Frame Endpoint::readFrame(Socket& s, uint64_t maxPayload, const WaitContext& ctx) {
-  uint8_t hdr[kHeaderBytes];
-  s.recvAll(hdr, sizeof(hdr), ctx);
-  Frame f;
-  if (auto err = decodeHeader(hdr, maxPayload, &f.header)) {
-    CHORUS_THROW(Status::kRemoteError, ctx.what, ": malformed frame from ", s.peerAddress().toString(), ": ", *err);
-  }
-  f.payload.resize(f.header.length);
-  if (!f.payload.empty()) s.recvAll(f.payload.data(), f.payload.size(), ctx);
-  return f;
-}
-
-Socket Endpoint::connectAuthenticated(const SocketAddress& addr, uint64_t authHash, const Secret& secret,
-                                      Purpose purpose, const SocketAddress& self, const WaitContext& ctx) {
-  Socket s = Socket::connect(addr, ctx);
-  Nonce nonce{};
-  randomBytes(nonce.data(), nonce.size());
-  ClientHandshake hs(secret, authHash, purpose, self, nonce);
-  auto hello = hs.hello();
-  s.sendAll(hello.data(), hello.size(), ctx);
-  Frame challenge = readFrame(s, kMaxHandshakePayload, ctx);
-  std::vector<uint8_t> response;
-  if (auto err = hs.onChallenge(challenge, &response)) {
-    CHORUS_THROW(Status::kRemoteError, ctx.what, ": handshake with ", addr.toString(), " failed: ", *err);
-  }
-  s.sendAll(response.data(), response.size(), ctx);
-  return s;
-}
-
-std::shared_ptr<OutConn> Endpoint::outgoing(const SocketAddress& peer, uint64_t authHash, const WaitContext& ctx) {
-  PeerKey key{authHash, peer.toString()};
-  std::shared_ptr<OutConn> conn;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto& slot = outs_[key];
-    if (!slot) {
-      slot = std::make_shared<OutConn>();
-      slot->peer = key;
-    }
-    conn = slot;
-  }
-  std::lock_guard<std::mutex> lock(conn->mu);
-  if (conn->ready) return conn;
-  auto secret = secretFor(authHash);
-  CHORUS_ENFORCE(secret.has_value(), "no secret registered for communicator ", hashHex(authHash));
-  // The peer's endpoint was listening when it joined the rendezvous: if it refuses connections for
-  // connectMs it is gone, which must not wait for the (long) communicator deadline.
-  WaitContext c = ctx;
-  c.deadline = ctx.deadline.min(Deadline::afterMs(limits().connectMs));
-  try {
-    conn->sock = connectAuthenticated(peer, authHash, *secret, Purpose::kData, address_, c);
-  } catch (const Error& e) {
-    if (e.status() == Status::kTimeout && !ctx.deadline.expired()) {
-      CHORUS_THROW(Status::kRemoteError, ctx.what, ": the endpoint ", peer.toString(),
-                   " cannot be reached (process gone?): ", e.what());
-    }
-    throw;
-  }
-  conn->ready = true;
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    newWatches_.push_back(conn);
-  }
-  wake();
-  return conn;
 }
 
 // ---- service thread ----
@@ -385,53 +309,18 @@ void Endpoint::handleFrame(Conn& c, Frame f) {
   drop(c, std::string("unexpected ") + frameTypeName(f.header.type) + " frame");
 }
 
-std::vector<std::pair<int, std::vector<uint8_t>>> Endpoint::rootReplies(const RendezvousRoot& root,
-                                                                        const std::vector<int>& ids, FrameType type,
-                                                                        uint64_t authHash) {
-  std::vector<uint8_t> payload =
-      type == FrameType::kTable ? encodeTable(root.table()) : encodeErrorPayload(root.status(), root.error());
-  std::vector<std::pair<int, std::vector<uint8_t>>> out;
-  for (int id : ids) {
-    FrameHeader h;
-    h.type = type;
-    h.commHash = authHash;
-    for (auto& mem : root.members()) {
-      if (mem.first == id) h.dst = mem.second;
-    }
-    out.emplace_back(id, encodeFrame(h, payload.data(), payload.size()));
-  }
-  return out;
-}
-
-void Endpoint::sendReplies(std::vector<std::pair<int, std::vector<uint8_t>>> replies) {
+void Endpoint::sendReplies(Replies replies) {
   for (auto& [id, bytes] : replies) {
     if (Conn* m = findConn(id)) queue(*m, std::move(bytes));
   }
 }
 
 void Endpoint::processLost() {
+  // Sending may drop more connections, whose losses the next round handles.
   while (!lost_.empty()) {
     auto lost = std::move(lost_);
     lost_.clear();
-    std::vector<std::pair<int, std::vector<uint8_t>>> replies;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (auto& [authHash, id] : lost) {
-        auto it = roots_.find(authHash);
-        if (it == roots_.end()) continue;
-        bool wasFailed = it->second.failed();
-        it->second.lost(id);
-        if (!wasFailed && it->second.failed()) {
-          CHORUS_LOG_WARN(kBootstrap, "bootstrap root ", hashHex(authHash),
-                          ": rendezvous failed: ", it->second.error());
-          std::vector<int> ids;
-          for (auto& m : it->second.members()) ids.push_back(m.first);
-          auto r = rootReplies(it->second, ids, FrameType::kError, authHash);
-          for (auto& x : r) replies.push_back(std::move(x));
-        }
-      }
-    }
-    sendReplies(std::move(replies));  // may drop more connections, hence the loop
+    sendReplies(roots_.onLost(lost));
   }
 }
 
@@ -441,46 +330,12 @@ void Endpoint::handleRegister(Conn& c, const Frame& f) {
     drop(c, "malformed REGISTER");
     return;
   }
-  std::vector<std::pair<int, std::vector<uint8_t>>> replies;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = roots_.find(c.authHash);
-    if (it == roots_.end()) {
-      auto payload =
-          encodeErrorPayload(Status::kInvalidUsage, "no rendezvous is waiting for this id at " + address_.toString() +
-                                                        " (it completed already or the id is stale)");
-      FrameHeader h;
-      h.type = FrameType::kError;
-      h.commHash = c.authHash;
-      replies.emplace_back(c.id, encodeFrame(h, payload.data(), payload.size()));
-    } else {
-      c.registered = true;
-      RendezvousRoot& root = it->second;
-      bool wasFailed = root.failed();
-      auto result = root.add(c.id, *reg);
-      CHORUS_LOG_INFO(kBootstrap, "bootstrap root ", hashHex(c.authHash), ": rank ", reg->rank, "/", reg->nranks,
-                      " registered from ", reg->endpoint.toString());
-      std::vector<int> ids;
-      if (result == RendezvousRoot::Result::kFailed) {
-        if (wasFailed) {
-          ids.push_back(c.id);
-        } else {
-          for (auto& m : root.members()) ids.push_back(m.first);
-          CHORUS_LOG_WARN(kBootstrap, "bootstrap root ", hashHex(c.authHash), ": rendezvous failed: ", root.error());
-        }
-        replies = rootReplies(root, ids, FrameType::kError, c.authHash);
-      } else if (result == RendezvousRoot::Result::kComplete) {
-        for (auto& m : root.members()) ids.push_back(m.first);
-        replies = rootReplies(root, ids, FrameType::kTable, c.authHash);
-        // The id is single use: its members no longer count as registered, and the root is forgotten.
-        for (int id : ids) {
-          if (Conn* m = findConn(id)) m->registered = false;
-        }
-        roots_.erase(it);
-      }
-    }
+  RootService::RegisterOutcome out = roots_.onRegister(c.id, c.authHash, *reg, address_);
+  c.registered = out.registered;
+  for (int id : out.released) {
+    if (Conn* m = findConn(id)) m->registered = false;
   }
-  sendReplies(std::move(replies));
+  sendReplies(std::move(out.replies));
 }
 
 void Endpoint::run() {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/bootstrap/bootstrap.h"
+#include "bootstrap/bootstrap.h"
 
 namespace chorus::bootstrap {
 
@@ -29,6 +29,8 @@ bool macEqual(const Mac& a, const Mac& b);
 // The public name of a communicator created from `secret`: 64 bits of SHA-256 over a label and the secret.
 // It identifies the secret to a listener without revealing it.
 uint64_t commHashOf(const Secret& secret);
+// A commHash as 16 hex digits, for messages and logs.
+std::string hashHex(uint64_t hash);
 // The commHash of a child communicator (chorusCommSplit): a hash of the parent's and the split's tag.
 uint64_t childCommHash(uint64_t parent, uint64_t childTag);
 // 16 bytes of SHA-256 over a label and text: secrets derived from CHORUS_SECRET strings or addresses.

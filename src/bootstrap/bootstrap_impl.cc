@@ -5,8 +5,8 @@
 
 #include "base/error.h"
 #include "base/logging.h"
-#include "core/bootstrap/bootstrap.h"
-#include "core/bootstrap/endpoint.h"
+#include "bootstrap/bootstrap.h"
+#include "bootstrap/endpoint.h"
 
 namespace chorus::bootstrap {
 namespace {

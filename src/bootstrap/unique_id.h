@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "core/bootstrap/bootstrap.h"
-#include "core/bootstrap/hmac.h"
+#include "bootstrap/bootstrap.h"
+#include "bootstrap/hmac.h"
 
 namespace chorus::bootstrap {
 

@@ -1,11 +1,10 @@
-#include "core/bootstrap/wire.h"
+#include "bootstrap/wire.h"
 
 #include <arpa/inet.h>
 
 #include <cstring>
 
 namespace chorus::bootstrap {
-namespace {
 
 void putU16(uint8_t* p, uint16_t x) {
   p[0] = static_cast<uint8_t>(x);
@@ -30,34 +29,6 @@ uint64_t getU64(const uint8_t* p) {
   for (int i = 0; i < 8; ++i) x |= static_cast<uint64_t>(p[i]) << (8 * i);
   return x;
 }
-
-constexpr size_t kHelloPayload = kNonceBytes + kAddressBytes;
-constexpr size_t kChallengePayload = kNonceBytes + kMacBytes;
-constexpr size_t kResponsePayload = kMacBytes;
-constexpr size_t kRegistrationPayload = 8 + kAddressBytes;
-
-// The bytes both MACs cover: HELLO payload, commHash, purpose and the server nonce, behind a role label.
-std::vector<uint8_t> transcript(const std::vector<uint8_t>& helloPayload, uint64_t commHash, Purpose purpose,
-                                const uint8_t* serverNonce) {
-  std::vector<uint8_t> t(helloPayload);
-  uint8_t buf[16];
-  putU64(buf, commHash);
-  putU64(buf + 8, static_cast<uint64_t>(purpose));
-  t.insert(t.end(), buf, buf + 16);
-  t.insert(t.end(), serverNonce, serverNonce + kNonceBytes);
-  return t;
-}
-
-Mac roleMac(const Secret& secret, const char* role, const std::vector<uint8_t>& t) {
-  std::vector<uint8_t> m(role, role + strlen(role) + 1);
-  m.insert(m.end(), t.begin(), t.end());
-  return hmacSha256(secret.data(), secret.size(), m.data(), m.size());
-}
-
-constexpr char kServerRole[] = "chorus-bootstrap-server";
-constexpr char kClientRole[] = "chorus-bootstrap-client";
-
-}  // namespace
 
 const char* frameTypeName(FrameType t) {
   switch (t) {
@@ -114,10 +85,10 @@ std::optional<std::string> decodeHeader(const uint8_t* in, uint64_t maxPayload, 
   // Fixed-size frames must have exactly their size; the others have their own bounds.
   uint64_t want = 0;
   switch (h.type) {
-    case FrameType::kHello: want = kHelloPayload; break;
-    case FrameType::kChallenge: want = kChallengePayload; break;
-    case FrameType::kResponse: want = kResponsePayload; break;
-    case FrameType::kRegister: want = kRegistrationPayload; break;
+    case FrameType::kHello: want = kHelloPayloadBytes; break;
+    case FrameType::kChallenge: want = kChallengePayloadBytes; break;
+    case FrameType::kResponse: want = kResponsePayloadBytes; break;
+    case FrameType::kRegister: want = kRegistrationPayloadBytes; break;
     case FrameType::kTable:
       if (h.length == 0 || h.length % kAddressBytes != 0) return "TABLE length is not a whole number of addresses";
       break;
@@ -205,106 +176,10 @@ Frame FrameParser::take() {
   return f;
 }
 
-// ---- handshake ----
-
-ServerHandshake::Step ServerHandshake::onFrame(const Frame& f, std::vector<uint8_t>* reply, std::string* error) {
-  if (done_) {
-    *error = "handshake already complete";
-    return Step::kFail;
-  }
-  if (!helloSeen_) {
-    if (f.header.type != FrameType::kHello) {
-      *error = std::string("expected HELLO, got ") + frameTypeName(f.header.type);
-      return Step::kFail;
-    }
-    if (f.header.tag != static_cast<uint64_t>(Purpose::kData) &&
-        f.header.tag != static_cast<uint64_t>(Purpose::kRendezvous)) {
-      *error = "HELLO with unknown purpose " + std::to_string(f.header.tag);
-      return Step::kFail;
-    }
-    if (f.payload.size() != kHelloPayload) {
-      *error = "HELLO payload has the wrong size";
-      return Step::kFail;
-    }
-    helloSeen_ = true;
-    commHash_ = f.header.commHash;
-    purpose_ = static_cast<Purpose>(f.header.tag);
-    peerEndpoint_ = decodeAddress(f.payload.data() + kNonceBytes);
-    if (!peerEndpoint_.valid()) {
-      *error = "HELLO names an endpoint address of unknown family";
-      return Step::kFail;
-    }
-    auto secret = lookup_(commHash_);
-    if (!secret) {
-      char hex[24];
-      snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(commHash_));
-      *error = std::string("HELLO for unknown communicator ") + hex;
-      return Step::kFail;
-    }
-    secret_ = *secret;
-    transcript_ = transcript(f.payload, commHash_, purpose_, serverNonce_.data());
-    Mac mac = roleMac(secret_, kServerRole, transcript_);
-    uint8_t payload[kChallengePayload];
-    memcpy(payload, serverNonce_.data(), kNonceBytes);
-    memcpy(payload + kNonceBytes, mac.data(), kMacBytes);
-    FrameHeader h;
-    h.type = FrameType::kChallenge;
-    h.commHash = commHash_;
-    *reply = encodeFrame(h, payload, sizeof(payload));
-    return Step::kContinue;
-  }
-  if (f.header.type != FrameType::kResponse || f.payload.size() != kResponsePayload) {
-    *error = std::string("expected RESPONSE, got ") + frameTypeName(f.header.type);
-    return Step::kFail;
-  }
-  Mac got{};
-  memcpy(got.data(), f.payload.data(), kMacBytes);
-  if (!macEqual(got, roleMac(secret_, kClientRole, transcript_))) {
-    *error = "authentication failed (wrong secret)";
-    return Step::kFail;
-  }
-  done_ = true;
-  return Step::kDone;
-}
-
-ClientHandshake::ClientHandshake(const Secret& secret, uint64_t commHash, Purpose purpose, const SocketAddress& self,
-                                 const Nonce& clientNonce)
-    : secret_(secret), commHash_(commHash), purpose_(purpose), helloPayload_(kHelloPayload) {
-  memcpy(helloPayload_.data(), clientNonce.data(), kNonceBytes);
-  encodeAddress(self, helloPayload_.data() + kNonceBytes);
-}
-
-std::vector<uint8_t> ClientHandshake::hello() const {
-  FrameHeader h;
-  h.type = FrameType::kHello;
-  h.commHash = commHash_;
-  h.tag = static_cast<uint64_t>(purpose_);
-  return encodeFrame(h, helloPayload_.data(), helloPayload_.size());
-}
-
-std::optional<std::string> ClientHandshake::onChallenge(const Frame& f, std::vector<uint8_t>* response) {
-  if (f.header.type != FrameType::kChallenge || f.payload.size() != kChallengePayload) {
-    return std::string("expected CHALLENGE, got ") + frameTypeName(f.header.type);
-  }
-  if (f.header.commHash != commHash_) return "CHALLENGE for another communicator";
-  auto t = transcript(helloPayload_, commHash_, purpose_, f.payload.data());
-  Mac got{};
-  memcpy(got.data(), f.payload.data() + kNonceBytes, kMacBytes);
-  if (!macEqual(got, roleMac(secret_, kServerRole, t))) {
-    return "the listener failed authentication (it does not hold this communicator's secret)";
-  }
-  Mac mine = roleMac(secret_, kClientRole, t);
-  FrameHeader h;
-  h.type = FrameType::kResponse;
-  h.commHash = commHash_;
-  *response = encodeFrame(h, mine.data(), mine.size());
-  return std::nullopt;
-}
-
 // ---- rendezvous payloads ----
 
 std::vector<uint8_t> encodeRegistration(const Registration& r) {
-  std::vector<uint8_t> out(kRegistrationPayload);
+  std::vector<uint8_t> out(kRegistrationPayloadBytes);
   putU32(out.data(), static_cast<uint32_t>(r.rank));
   putU32(out.data() + 4, static_cast<uint32_t>(r.nranks));
   encodeAddress(r.endpoint, out.data() + 8);
@@ -312,7 +187,7 @@ std::vector<uint8_t> encodeRegistration(const Registration& r) {
 }
 
 std::optional<Registration> decodeRegistration(const std::vector<uint8_t>& payload) {
-  if (payload.size() != kRegistrationPayload) return std::nullopt;
+  if (payload.size() != kRegistrationPayloadBytes) return std::nullopt;
   Registration r;
   r.rank = static_cast<int32_t>(getU32(payload.data()));
   r.nranks = static_cast<int32_t>(getU32(payload.data() + 4));

@@ -1,6 +1,6 @@
-// Device FIFOs: the connection layout of the CUDA executor (NCCL's Simple protocol), shared by the kernels
-// (device_prims.cuh), the host code that builds connections (core/device_comm.cc), the host proxy that
-// forwards a FIFO over the network, and the host tests that check the offsets.
+// Device FIFOs: the connection layout of the CUDA transport (NCCL's Simple protocol), shared by the kernels
+// (collectives/device/device_prims.cuh), the transport that builds them (transport.h here), and the host tests
+// that check the offsets. Plain data and CHORUS_HOST_DEVICE arithmetic: no CUDA types.
 //
 // One FIFO carries one direction of one (peer, lane) pair. It lives in the receiver's memory: device memory
 // for a GPU peer on the same host (mapped by the sender through a direct pointer, peer access or CUDA IPC),
@@ -20,12 +20,13 @@
 #include <cstdint>
 
 #include "base/host_device.h"
+#include "transport/fifo_geometry.h"
 
-namespace chorus::coll::device {
+namespace chorus::transport::cuda {
 
-constexpr uint32_t kDevFifoSlots = 8;       // power of two
-constexpr size_t kDevFifoLine = 128;        // GPU cache line / sector group: one writer per line
-constexpr size_t kDevFifoSlotAlign = 4096;  // slots start on a page (IPC and vector alignment)
+constexpr uint32_t kDevFifoSlots = kFifoSlots;  // fifo_geometry.h
+constexpr size_t kDevFifoLine = 128;            // GPU cache line / sector group: one writer per line
+constexpr size_t kDevFifoSlotAlign = 4096;      // slots start on a page (IPC and vector alignment)
 
 struct DevFifoControl {
   alignas(kDevFifoLine) uint64_t tail;                  // slots published by the producer
@@ -56,4 +57,4 @@ struct DevConn {
   uint64_t slotBytes = 0;
 };
 
-}  // namespace chorus::coll::device
+}  // namespace chorus::transport::cuda

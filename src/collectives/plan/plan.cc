@@ -1,0 +1,258 @@
+#include "collectives/plan/plan.h"
+
+#include <algorithm>
+
+#include "base/error.h"
+#include "collectives/pattern/ring.h"
+
+namespace chorus::coll {
+
+namespace {
+
+// A tree rooted where `op` needs it: the searched tree of channel `ch` with the labels of its root and the
+// operation's root exchanged (all-reduce keeps the searched root), as seen by `rank`. Every rank applies the same
+// exchange, so the rooted trees agree.
+void rootedTree(const CollOp& op, const TopoView& topo, int rank, int ch, int* parent, PeerSet* children) {
+  const TreeView& t = topo.trees[ch % 2];
+  const int root = op.type == CollType::kAllReduce ? t.root : op.root;
+  auto swap = [&](int x) { return x == t.root ? root : x == root ? t.root : x; };
+  const int x = swap(rank);
+  *parent = t.parent[x] < 0 ? -1 : swap(t.parent[x]);
+  CHORUS_ENFORCE(t.children[x].size() <= static_cast<size_t>(kMaxRecvPeers), "tree node with too many children");
+  children->nrecv = children->nsend = 0;
+  for (int c : t.children[x]) {
+    children->recv[children->nrecv++] = swap(c);
+    children->send[children->nsend++] = swap(c);
+  }
+}
+
+// A channel as a fresh ChannelPlan, without clearing the peer arrays (the counts say what is valid).
+void resetChannel(ChannelPlan* w) {
+  w->up.nrecv = w->up.nsend = w->down.nrecv = w->down.nsend = 0;
+  w->ringIndex = 0;
+  w->treeParent = -1;
+  w->treeNChildren = 0;
+}
+
+void addBothWays(int peer, int lane, std::vector<ConnKey>* keys) {
+  keys->push_back(ConnKey{peer, lane, true});
+  keys->push_back(ConnKey{peer, lane, false});
+}
+
+// Fills c (plan->colls[index], kept from an earlier plan: every field this reads is set here, and of the
+// channels only the used ones).
+void planCollective(const CollOp& op, const PlanContext& ctx, Plan* plan, size_t index) {
+  const int rank = ctx.rank;
+  const int nranks = ctx.nranks;
+  CollPlan& c = plan->colls[index];
+  c.op = op;
+  c.premul = 1.0;
+  c.postDiv = 1;
+  c.ownInputCopy = -1;
+  // One rank has nobody to build a tree with: its ring body copies input to output.
+  if (nranks == 1 && op.algo == Algo::kTree) c.op.algo = Algo::kRing;
+  const size_t elt = reduce::dtypeSize(op.dtype);
+  const bool floating = reduce::isFloating(op.dtype);
+  c.eltSize = elt;
+  c.bytes = collBytes(op, nranks);
+  if (op.op == reduce::Op::kAvg && floating) c.premul = 1.0 / nranks;
+  if (op.op == reduce::Op::kAvg && !floating) c.postDiv = nranks;
+  CollArgs& a = c.args;
+  a = CollArgs{};
+  a.count = op.count;
+  a.nranks = nranks;
+  a.rank = rank;
+  a.root = op.root;
+  a.nChannels = op.nChannels;
+  // Slices start on cache-line boundaries where the count allows (the grain), and chunks are whole grains.
+  a.grainElems = std::max<size_t>(64 / elt, 1);
+  a.chunkElems = std::max<size_t>(op.chunkBytes / elt / a.grainElems, 1) * a.grainElems;
+  std::vector<ConnKey>& keys = plan->connections;
+
+  CHORUS_ENFORCE(hasAlgorithm(op.type, c.op.algo), "no ", algoName(c.op.algo), " algorithm for ", collName(op.type));
+  switch (c.op.algo) {
+    case Algo::kDirect: {
+      CHORUS_ENFORCE(nranks <= kMaxDirectRanks, "no direct algorithm at ", nranks, " ranks");
+      const size_t msg = op.count * elt;  // every message is one block (or the broadcast buffer)
+      CHORUS_ENFORCE(msg <= ctx.slotBytes, "direct step of ", msg, " bytes exceeds a ", ctx.slotBytes, "-byte slot");
+      for (int p = 0; p < nranks; ++p) {
+        if (p != rank) addBothWays(p, 0, &keys);
+      }
+      // In place, a reduction writes its output before it folds in this rank's own contribution (unless the
+      // rank is first): that contribution is read from a copy.
+      const bool reduces = op.type == CollType::kAllReduce || op.type == CollType::kReduceScatter;
+      const size_t ownOff = op.type == CollType::kReduceScatter ? static_cast<size_t>(rank) * msg : 0;
+      const char* own = static_cast<const char*>(op.sendbuff) + ownOff;
+      if (reduces && rank > 0 && own == op.recvbuff) {
+        const size_t inputBytes = op.type == CollType::kReduceScatter ? msg * static_cast<size_t>(nranks) : msg;
+        c.ownInputCopy = static_cast<int>(plan->staging.size());
+        plan->staging.push_back(Staging{op.sendbuff, ownOff, msg, inputBytes, index});
+      }
+      return;
+    }
+    case Algo::kTree:
+      for (int ch = 0; ch < op.nChannels; ++ch) {
+        ChannelPlan& w = c.channels[ch];
+        resetChannel(&w);
+        PeerSet children;
+        rootedTree(c.op, *ctx.topo, rank, ch, &w.treeParent, &children);
+        w.treeNChildren = children.nrecv;
+        w.up.nrecv = children.nrecv;
+        std::copy(children.recv, children.recv + children.nrecv, w.up.recv);
+        w.down.nsend = children.nsend;
+        std::copy(children.send, children.send + children.nsend, w.down.send);
+        if (w.treeParent >= 0) {
+          w.up.send[w.up.nsend++] = w.treeParent;
+          w.down.recv[w.down.nrecv++] = w.treeParent;
+          addBothWays(w.treeParent, ch, &keys);
+        }
+        for (int i = 0; i < children.nrecv; ++i) addBothWays(children.recv[i], ch, &keys);
+      }
+      return;
+    case Algo::kRing:
+      for (int ch = 0; ch < op.nChannels; ++ch) {
+        ChannelPlan& w = c.channels[ch];
+        resetChannel(&w);
+        const std::vector<int>& ring = ctx.topo->rings[ch];
+        w.ringIndex = ctx.topo->ringIndex[ch];
+        if (nranks == 1) continue;
+        const int prev = ringPrevRank(ring.data(), w.ringIndex, nranks);
+        const int next = ringNextRank(ring.data(), w.ringIndex, nranks);
+        w.up.recv[w.up.nrecv++] = prev;
+        w.up.send[w.up.nsend++] = next;
+        keys.push_back(ConnKey{next, ch, true});
+        keys.push_back(ConnKey{prev, ch, false});
+      }
+      return;
+  }
+}
+
+// Lowers a point-to-point operation into tasks (transfers to oneself included; matched later).
+void lowerP2p(const CollOp& op, const PlanContext& ctx, size_t collsBefore, Plan* plan) {
+  const int rank = ctx.rank;
+  const int nranks = ctx.nranks;
+  const size_t block = op.count * reduce::dtypeSize(op.dtype);
+  const char* sbuf = static_cast<const char*>(op.sendbuff);
+  char* rbuf = static_cast<char*>(op.recvbuff);
+  int staged = -1;
+  if (op.type == CollType::kAllToAll && op.sendbuff == op.recvbuff && op.count > 0) {
+    // In place: what this rank sends must be read before it is overwritten by what it receives.
+    const size_t bytes = block * static_cast<size_t>(nranks);
+    staged = static_cast<int>(plan->staging.size());
+    plan->staging.push_back(Staging{op.sendbuff, 0, bytes, bytes, collsBefore});
+  }
+  auto send = [&](int to, const char* data) {
+    P2pTask t;
+    t.peer = to;
+    t.src = data;
+    if (staged >= 0) {
+      t.staged = staged;
+      t.stagedOffset = static_cast<size_t>(data - sbuf);
+    }
+    t.bytes = block;
+    plan->tasks.push_back(t);
+  };
+  auto recv = [&](int from, char* dst) {
+    P2pTask t;
+    t.send = false;
+    t.peer = from;
+    t.dst = dst;
+    t.bytes = block;
+    plan->tasks.push_back(t);
+  };
+  switch (op.type) {
+    case CollType::kSend: send(op.peer, sbuf); break;
+    case CollType::kRecv: recv(op.peer, rbuf); break;
+    case CollType::kAllToAll:
+      // Start with the next rank so that not every rank sends to rank 0 first.
+      for (int k = 0; k < nranks; ++k) {
+        const int to = (rank + k) % nranks;
+        const int from = (rank - k + nranks) % nranks;
+        send(to, sbuf + to * block);
+        recv(from, rbuf + from * block);
+      }
+      break;
+    case CollType::kGather:
+      send(op.root, sbuf);
+      if (rank == op.root) {
+        for (int r = 0; r < nranks; ++r) recv(r, rbuf + r * block);
+      }
+      break;
+    case CollType::kScatter:
+      if (rank == op.root) {
+        for (int r = 0; r < nranks; ++r) send(r, sbuf + r * block);
+      }
+      recv(op.root, rbuf);
+      break;
+    default: CHORUS_THROW(Status::kInternalError, collName(op.type), " is not a point-to-point operation");
+  }
+}
+
+// Splits the tasks into copies to oneself (the k-th send to oneself feeds the k-th receive from oneself) and
+// queues per (peer, direction); transfers of no bytes to a peer are dropped.
+void finishP2p(const PlanContext& ctx, Plan* plan) {
+  std::vector<P2pTask>& tasks = plan->tasks;
+  std::vector<P2pTask> selfSends, selfRecvs;
+  std::vector<P2pTask> peers;
+  for (const P2pTask& t : tasks) {
+    if (t.peer == ctx.rank) {
+      (t.send ? selfSends : selfRecvs).push_back(t);
+    } else if (t.bytes > 0) {
+      peers.push_back(t);
+    }
+  }
+  CHORUS_CHECK_USAGE(selfSends.size() == selfRecvs.size(), "rank ", ctx.rank, " posted ", selfSends.size(),
+                     " sends to itself but ", selfRecvs.size(), " receives from itself");
+  for (size_t i = 0; i < selfSends.size(); ++i) {
+    const P2pTask& s = selfSends[i];
+    const P2pTask& r = selfRecvs[i];
+    CHORUS_CHECK_USAGE(s.bytes == r.bytes, "rank ", ctx.rank, ": a send to itself of ", s.bytes,
+                       " bytes meets a receive of ", r.bytes, " bytes");
+    if (s.bytes == 0 || (s.staged < 0 && s.src == r.dst)) continue;
+    plan->selfCopies.push_back(SelfCopy{s.src, s.staged, s.stagedOffset, r.dst, s.bytes});
+  }
+  // Queues in (peer, receive before send) order; each keeps its tasks in issue order.
+  std::stable_sort(peers.begin(), peers.end(), [](const P2pTask& a, const P2pTask& b) {
+    return a.peer != b.peer ? a.peer < b.peer : a.send < b.send;
+  });
+  tasks = std::move(peers);
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (plan->queues.empty() || plan->queues.back().peer != tasks[i].peer ||
+        plan->queues.back().send != tasks[i].send) {
+      plan->queues.push_back(P2pQueue{tasks[i].peer, tasks[i].send, i, 0});
+      plan->connections.push_back(ConnKey{tasks[i].peer, kP2pLane, tasks[i].send});
+    }
+    ++plan->queues.back().count;
+  }
+}
+
+}  // namespace
+
+void planWork(const std::vector<CollOp>& ops, const PlanContext& ctx, Plan* plan) {
+  plan->staging.clear();
+  plan->tasks.clear();
+  plan->queues.clear();
+  plan->selfCopies.clear();
+  plan->connections.clear();
+  // The collectives' storage is reused as it is (a CollPlan is large, and most launches plan the same few
+  // operations again): planCollective sets what it uses.
+  size_t ncolls = 0;
+  bool p2p = false;
+  for (const CollOp& op : ops) {
+    if (isP2p(op.type)) {
+      lowerP2p(op, ctx, ncolls, plan);
+      p2p = true;
+    } else if (op.count > 0) {
+      if (ncolls == plan->colls.size()) plan->colls.emplace_back();
+      planCollective(op, ctx, plan, ncolls++);
+    }
+  }
+  plan->colls.resize(ncolls);
+  if (p2p) finishP2p(ctx, plan);
+  // Operations of one group often need the same connections: each is listed once.
+  std::vector<ConnKey>& keys = plan->connections;
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+}
+
+}  // namespace chorus::coll
