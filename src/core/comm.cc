@@ -15,6 +15,7 @@
 #include "base/host_id.h"
 #include "base/logging.h"
 #include "base/params.h"
+#include "core/api_guard.h"
 #include "core/comm_registry.h"
 #include "core/topo_setup.h"
 
@@ -240,6 +241,10 @@ void Comm::abort() {
   abort_.store(1);
 }
 
+void Comm::revoke() {
+  abort_.store(kAbortRevoked);
+}
+
 void Comm::poisonConnections() {
   std::lock_guard<std::mutex> lock(connMu_);
   for (auto& [key, conn] : sends_) transport::fifoClose(conn->fifo());
@@ -277,6 +282,7 @@ Comm* checkComm(const void* handle, const char* arg) {
   CHORUS_CHECK_ARG(isRegisteredComm(handle), arg,
                    " is not a live communicator (destroyed, or not from chorusCommInit*)");
   Comm* c = const_cast<Comm*>(static_cast<const Comm*>(handle));
+  noteCallComm(c);  // an error of this call is also the communicator's (chorusGetLastError)
   return c;
 }
 

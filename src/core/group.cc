@@ -1,10 +1,12 @@
 #include "core/group.h"
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
 #include "base/error.h"
 #include "chorus_build_config.h"
+#include "collectives/tuning.h"
 #include "core/comm.h"
 #include "core/host_stream.h"
 #include "core/launch.h"
@@ -118,6 +120,31 @@ void recordGroupError(Status s, const std::string& msg) {
     group.firstError = s;
     group.firstMessage = msg;
   }
+}
+
+bool groupSimulateEnd(double* estimatedUs, Status* firstError, std::string* error) {
+  CHORUS_CHECK_USAGE(group.depth > 0, "chorusGroupSimulateEnd called without a matching chorusGroupStart");
+  *firstError = Status::kSuccess;
+  if (--group.depth > 0) return false;
+  GroupState state = std::move(group);
+  group = GroupState{};
+  if (state.firstError != Status::kSuccess) {
+    *firstError = state.firstError;
+    *error = "a call in the group failed: " + state.firstMessage;
+    return false;
+  }
+  if (state.calls.empty()) return false;
+  std::map<Comm*, double> perComm;
+  for (const PendingCall& c : state.calls) {
+    // Collectives were tuned when they were called; send and recv are one direct transfer each.
+    const coll::Algo algo =
+        c.op.type == coll::CollType::kSend || c.op.type == coll::CollType::kRecv ? coll::Algo::kDirect : c.op.algo;
+    perComm[c.comm] += std::max(0.0, coll::predictUs(c.op, algo, c.comm->tuning()));
+  }
+  double longest = 0;
+  for (const auto& [comm, us] : perComm) longest = std::max(longest, us);
+  *estimatedUs = longest;
+  return true;
 }
 
 Status groupEnd(std::string* error) {

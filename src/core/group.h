@@ -21,6 +21,10 @@ void groupStart();
 // Throws chorusInvalidUsage without a matching groupStart. Returns the first error of the group's calls
 // (then nothing is launched) or of its blocking launches.
 Status groupEnd(std::string* error);
+// chorusGroupSimulateEnd: ends the group as groupEnd does but launches nothing. When the outermost group had
+// calls, *estimatedUs receives the tuner's predicted time for them (per communicator the sum of its calls, the
+// longest communicator) and true is returned; false leaves it unset (a nested End, or no calls).
+bool groupSimulateEnd(double* estimatedUs, Status* firstError, std::string* error);
 // Records an error of a call made inside a group: groupEnd returns the first one.
 void recordGroupError(Status s, const std::string& msg);
 bool inGroup();

@@ -18,6 +18,15 @@ Comm* initRank(const bootstrap::UniqueId& id, int nranks, int rank, const CommOp
 // Creates a communicator over an existing bootstrap (split, shrink).
 Comm* initFromBootstrap(std::unique_ptr<bootstrap::Bootstrap> b, const CommOptions& options);
 
+// Creates devices.size() ranks in this process, rank r on devices[r] (resolved), one thread each, over an
+// in-process bootstrap: no listener is opened. Returns every rank's communicator, or throws the first
+// rank's error (naming the rank) after freeing the others.
+std::vector<Comm*> initInProcess(const std::vector<int>& devices, const CommOptions& options);
+
+// Prints the version line once per process, as NCCL does at communicator creation: at CHORUS_DEBUG=VERSION or
+// WARN from rank 0 only, as a bare line; at INFO and TRACE from the first rank created, as an INFO line.
+void showVersion(int rank);
+
 // Resolves CHORUS_DEVICE_AUTO and checks that the device can be used by this build.
 int resolveDevice(int device);
 

@@ -9,6 +9,7 @@
 #include "collectives/host/host_executor.h"
 #include "core/check_mode.h"
 #include "core/comm.h"
+#include "core/red_ops.h"
 
 namespace chorus::core {
 
@@ -54,22 +55,27 @@ void executeWork(const CommWork& w) {
   env.conns = &comm;
   env.ctx = &ctx;
   std::vector<coll::P2pTask> tasks;
-  // Copies of in-place all-to-all inputs, kept per thread with their capacity: a fresh buffer per call would
-  // fault in every page of it each time (a 128 MiB in-place all-to-all ran at a third of the out-of-place
-  // speed). The memory stays with the thread, up to the largest in-place all-to-all it ran.
+  // Copies of in-place all-to-all inputs (and PreMulSum's scaled inputs), kept per thread with their capacity: a fresh
+  // buffer per call would fault in every page of it each time (a 128 MiB in-place all-to-all ran at a third of the
+  // out-of-place speed). The memory stays with the thread, up to the largest in-place all-to-all it ran.
   thread_local std::vector<std::vector<char>> scratch;
   size_t scratchUsed = 0;
+  auto nextScratch = [&]() -> std::vector<char>& {
+    if (scratch.size() == scratchUsed) scratch.emplace_back();
+    return scratch[scratchUsed++];
+  };
   for (const coll::CollOp& op : w.ops) {
     if (!coll::isP2pOp(op)) {
-      coll::runCollective(op, env);
+      // PreMulSum: the scaled inputs are made here, as the operation starts (a device-resident scalar is read
+      // now), so the executor runs a plain sum.
+      coll::runCollective(op.preMulSum ? applyPreMulSum(op, comm.nranks(), &nextScratch()) : op, env);
       continue;
     }
     coll::CollOp p = op;
     if (op.type == coll::CollType::kAllToAll && op.sendbuff == op.recvbuff && op.count > 0) {
       // In place: what this rank sends must be read before it is overwritten by what it receives.
       const size_t bytes = op.count * reduce::dtypeSize(op.dtype) * comm.nranks();
-      if (scratch.size() == scratchUsed) scratch.emplace_back();
-      std::vector<char>& copy = scratch[scratchUsed++];
+      std::vector<char>& copy = nextScratch();
       copy.assign(static_cast<const char*>(op.sendbuff), static_cast<const char*>(op.sendbuff) + bytes);
       p.sendbuff = copy.data();
     }
