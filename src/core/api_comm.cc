@@ -14,6 +14,7 @@
 #include "core/config.h"
 #include "core/env_launch.h"
 #include "core/init.h"
+#include "core/job_rendezvous.h"
 #include "core/red_ops.h"
 
 using chorus::Status;
@@ -178,10 +179,21 @@ chorusResult_t chorusCommInitFromEnv(chorusComm_t* comm, chorusConfig_t* config)
     CommOptions options = chorus::core::resolveOptions(config);
     options.device = chorus::core::resolveDevice(options.device);
     chorus::core::LaunchInfo info = chorus::core::readLaunchInfo();
-    chorus::SocketAddress addr = chorus::SocketAddress::parse(info.addr, -1, info.addrSource.c_str());
-    chorus::bootstrap::UniqueId id = info.rank == 0 ? chorus::bootstrap::serveRendezvousAt(addr, info.secretHex)
-                                                    : chorus::bootstrap::rendezvousIdFor(addr, info.secretHex);
+    chorus::bootstrap::UniqueId id;
+    const std::string& file = info.rendezvousFile;
+    if (!file.empty()) {
+      chorus::WaitContext ctx;
+      ctx.deadline = chorus::Deadline::afterMs(options.timeoutMs);
+      ctx.what = "rank " + std::to_string(info.rank) + ": chorusCommInitFromEnv";
+      id = info.rank == 0 ? chorus::core::publishJobId(file) : chorus::core::awaitJobId(file, ctx);
+    } else {
+      chorus::SocketAddress addr = chorus::SocketAddress::parse(info.addr, -1, info.addrSource.c_str());
+      id = info.rank == 0 ? chorus::bootstrap::serveRendezvousAt(addr, info.secretHex)
+                          : chorus::bootstrap::rendezvousIdFor(addr, info.secretHex);
+    }
     Comm* c = chorus::core::initRank(id, info.size, info.rank, options);
+    // Every rank has joined once a blocking init returns: the file has served.
+    if (!file.empty() && info.rank == 0 && options.blocking) chorus::core::retractJobId(file);
     *comm = reinterpret_cast<chorusComm_t>(c);
     return options.blocking ? chorusSuccess : chorusInProgress;
   });

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "core/job_rendezvous.h"
 
 namespace chorus::core {
 
@@ -70,9 +71,8 @@ LaunchInfo readLaunchInfo() {
     info.addr = host + ":" + mport;
     info.addrSource = "MASTER_ADDR/MASTER_PORT";
   } else {
-    CHORUS_THROW(Status::kInvalidArgument,
-                 "no rendezvous address: set CHORUS_ADDR=host:port (chorusrun does) or "
-                 "MASTER_ADDR and MASTER_PORT");
+    // Plain mpirun or srun on one host: the ranks meet through a file named after the job.
+    info.rendezvousFile = jobRendezvousFile(info.size);
   }
   if (const char* secret = getenv("CHORUS_SECRET")) info.secretHex = secret;
   return info;
