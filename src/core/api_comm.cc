@@ -307,10 +307,9 @@ chorusResult_t chorusCommRevoke(chorusComm_t comm, int revokeFlags) {
     CHORUS_CHECK_ARG(revokeFlags == CHORUS_REVOKE_DEFAULT, "revokeFlags must be CHORUS_REVOKE_DEFAULT (0), not ",
                      revokeFlags);
     c->joinInitThread();
-    // Every wait on the communicator now ends with "revoked"; its peers waiting on this rank through its
-    // connections fail at once rather than at their deadline, as after a failed operation.
+    // Every wait on the communicator now ends with "revoked". Revoking is local, as NCCL's: peers waiting on
+    // this rank see it when they revoke their own communicator (or at their deadline).
     c->revoke();
-    c->poisonConnections();
     chorus::WaitContext ctx = c->waitContext("chorusCommRevoke waiting for pending operations to stop");
     ctx.abort = nullptr;  // set by revoke(): the wait would end at once
     c->waitIdle(ctx);
