@@ -221,8 +221,8 @@ TEST(GradCheck, WholeModel) {
   // Bigger random values than GPT-2's 0.02 so every layer's contribution is well above rounding.
   for (const TensorSpec& t : layout.tensors())
     for (int64_t i = 0; i < t.size(); ++i) params[t.offset + i] += 0.3 * normal(hashCombine(7, t.offset + i));
-  GptStage<double> model(layout, B, nullptr);
-  StageActivations<double> acts(layout, B);
+  GptStage<double> model(layout, 0, B, nullptr, false);
+  StageActivations<double> acts(layout, 0, B, false);
   for (int i = 0; i < B * cfg.seqLen; ++i) {
     acts.tokens[i] = static_cast<int32_t>(mix64(i) % 256);
     acts.targets[i] = static_cast<int32_t>(mix64(i + 100) % 256);

@@ -20,7 +20,7 @@ TEST(AdamW, MatchesTorchFormulaAndDecaysOnlyMatrices) {
   cfg.dModel = 4;
   cfg.seqLen = 2;
   ParamLayout l(cfg, ModelPart::whole(cfg));
-  DecayMask mask(l);
+  TensorMask mask = decayMask(l);
   std::vector<float> p(l.size(), 0.5f), g(l.size()), m(l.size()), v(l.size());
   for (int64_t i = 0; i < l.size(); ++i) g[i] = 0.01f * static_cast<float>(i % 7 - 3);
   AdamWConfig c;

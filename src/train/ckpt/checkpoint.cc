@@ -63,7 +63,28 @@ RunState fromJson(const nlohmann::json& j) {
 
 }  // namespace
 
-void saveCheckpoint(const std::string& dir, const RunState& run, const DataParallel& engine, Comm& world) {
+ShardSource engineShard(const DataParallel& engine, std::vector<float>& p, std::vector<float>& m,
+                        std::vector<float>& v) {
+  const ParamLayout& layout = engine.layout();
+  const BucketPlan& plan = engine.plan();
+  p.assign(static_cast<size_t>(layout.size()), 0.0f);
+  m.assign(p.size(), 0.0f);
+  v.assign(p.size(), 0.0f);
+  engine.exportShard(p.data(), m.data(), v.data());
+  ShardSource s;
+  s.layout = &layout;
+  s.dpRank = plan.dpRank();
+  s.dpSize = plan.dpSize();
+  s.zero = engine.zeroStage();
+  for (size_t b = 0; b < plan.buckets().size(); ++b)
+    s.ranges.emplace_back(plan.ownOffset(static_cast<int>(b)), plan.buckets()[b].slice);
+  s.params = p.data();
+  s.m = m.data();
+  s.v = v.data();
+  return s;
+}
+
+void saveCheckpoint(const std::string& dir, const RunState& run, const ShardSource& src, Comm& world) {
   const std::string final = dir + "/" + stepName(run.step);
   const std::string tmp = final + ".tmp";
   if (world.rank() == 0) {
@@ -75,11 +96,7 @@ void saveCheckpoint(const std::string& dir, const RunState& run, const DataParal
   }
   world.barrier();
 
-  // This rank's shard: its slice of every bucket, parameters and moments.
-  const ParamLayout& layout = engine.layout();
-  const BucketPlan& plan = engine.plan();
-  std::vector<float> p(static_cast<size_t>(layout.size())), m(p.size()), v(p.size());
-  engine.exportShard(p.data(), m.data(), v.data());
+  const ParamLayout& layout = *src.layout;
   ShardFile shard;
   ShardHeader& h = shard.header;
   h.model = layout.config();
@@ -88,15 +105,14 @@ void saveCheckpoint(const std::string& dir, const RunState& run, const DataParal
   h.layoutSize = layout.size();
   h.worldRank = world.rank();
   h.worldSize = world.size();
-  h.dpRank = plan.dpRank();
-  h.dpSize = plan.dpSize();
-  h.zero = engine.zeroStage();
-  for (size_t b = 0; b < plan.buckets().size(); ++b) {
-    int64_t at = plan.ownOffset(static_cast<int>(b)), n = plan.buckets()[b].slice;
-    h.ranges.emplace_back(at, n);
-    shard.params.insert(shard.params.end(), p.begin() + at, p.begin() + at + n);
-    shard.m.insert(shard.m.end(), m.begin() + at, m.begin() + at + n);
-    shard.v.insert(shard.v.end(), v.begin() + at, v.begin() + at + n);
+  h.dpRank = src.dpRank;
+  h.dpSize = src.dpSize;
+  h.zero = src.zero;
+  h.ranges = src.ranges;
+  for (auto [at, n] : src.ranges) {
+    shard.params.insert(shard.params.end(), src.params + at, src.params + at + n);
+    shard.m.insert(shard.m.end(), src.m + at, src.m + at + n);
+    shard.v.insert(shard.v.end(), src.v + at, src.v + at + n);
   }
   std::vector<uint8_t> bytes = encodeShard(shard);
   writeFileAtomic(tmp + "/" + shardName(world.rank()), bytes);
@@ -159,7 +175,7 @@ FullState loadFullState(const std::string& stepDir) {
     std::vector<float> p, m, v;
     std::vector<uint8_t> covered;
   };
-  std::map<std::pair<int, int>, PartBuffers> parts;  // (tp rank, first layer)
+  std::map<std::pair<int, int>, PartBuffers> parts;  // (tp rank, first layer of the first chunk)
   for (const auto& f : manifest.at("files")) {
     const std::string name = f.at("name"), path = stepDir + "/" + name;
     std::vector<uint8_t> bytes;
@@ -177,7 +193,7 @@ FullState loadFullState(const std::string& stepDir) {
     if (h.model.describe() != state.run.model.describe())
       throw CheckpointError("checkpoint file " + path + " holds a model (" + h.model.describe() +
                             ") that differs from its manifest's (" + state.run.model.describe() + ")");
-    PartBuffers& part = parts[{h.part.tpRank, h.part.firstLayer}];
+    PartBuffers& part = parts[{h.part.tpRank, h.part.chunks.empty() ? -1 : h.part.chunks[0].first}];
     if (part.p.empty()) {
       part.header = h;
       part.p.resize(static_cast<size_t>(h.layoutSize));
@@ -197,7 +213,7 @@ FullState loadFullState(const std::string& stepDir) {
   for (auto& [key, part] : parts) {
     if (std::find(part.covered.begin(), part.covered.end(), 0) != part.covered.end())
       throw CheckpointError("checkpoint " + stepDir + " is missing part of tensor-parallel rank " +
-                            std::to_string(key.first) + ", layers from " + std::to_string(key.second) +
+                            std::to_string(key.first) + ", " + part.header.part.describeLayers() +
                             " (a shard file is absent from the manifest)");
     ParamLayout layout(part.header.model, part.header.part, part.header.unitMultiple);
     for (const TensorSpec& t : layout.tensors()) {

@@ -41,8 +41,20 @@ struct FullState {
   std::map<std::string, FullTensor> tensors;
 };
 
+// What one rank saves: its part of the model (layout), its place in the data-parallel group, and the ranges
+// of the flat buffers it owns, read from full-size flat arrays of the layout.
+struct ShardSource {
+  const ParamLayout* layout = nullptr;
+  int dpRank = 0, dpSize = 1, zero = 0;
+  std::vector<std::pair<int64_t, int64_t>> ranges;  // (flat offset, count)
+  const float *params = nullptr, *m = nullptr, *v = nullptr;
+};
+// The source for a data-parallel engine's shard, with its values exported into p, m and v (layout size each).
+ShardSource engineShard(const DataParallel& engine, std::vector<float>& p, std::vector<float>& m,
+                        std::vector<float>& v);
+
 // Saves this rank's shard; collective over `world` (every rank calls it with the same dir and state).
-void saveCheckpoint(const std::string& dir, const RunState& run, const DataParallel& engine, Comm& world);
+void saveCheckpoint(const std::string& dir, const RunState& run, const ShardSource& shard, Comm& world);
 
 // The newest complete checkpoint under dir (a step directory), or throws CheckpointError saying why none.
 std::string latestCheckpoint(const std::string& dir);

@@ -32,8 +32,11 @@ std::vector<uint8_t> encodeShard(const ShardFile& s) {
   nlohmann::json j = {
       {"model", {h.model.layers, h.model.heads, h.model.dModel, h.model.seqLen, h.model.vocab}},
       {"part",
-       {h.part.tpSize, h.part.tpRank, h.part.firstLayer, h.part.lastLayer, h.part.hasEmbedding, h.part.hasHead,
-        h.part.headHasOwnEmbedding}},
+       {{"tp", {h.part.tpSize, h.part.tpRank}},
+        {"chunks", nlohmann::json::array()},
+        {"embedding", h.part.hasEmbedding},
+        {"head", h.part.hasHead},
+        {"head_own_embedding", h.part.headHasOwnEmbedding}}},
       {"unit_multiple", h.unitMultiple},
       {"layout_size", h.layoutSize},
       {"world", {h.worldRank, h.worldSize}},
@@ -41,6 +44,7 @@ std::vector<uint8_t> encodeShard(const ShardFile& s) {
       {"zero", h.zero},
       {"ranges", h.ranges},
   };
+  for (const LayerRange& r : h.part.chunks) j["part"]["chunks"].push_back({r.first, r.last});
   std::string header = j.dump();
   std::vector<uint8_t> out(kMagic, kMagic + sizeof kMagic);
   put32(out, kVersion);
@@ -78,14 +82,13 @@ ShardFile decodeShard(const std::vector<uint8_t>& b, const std::string& name) {
     auto j = nlohmann::json::parse(b.begin() + kFixed, b.begin() + kFixed + headerLen);
     auto m = j.at("model");
     h.model = {m[0], m[1], m[2], m[3], m[4]};
-    auto p = j.at("part");
-    h.part.tpSize = p[0];
-    h.part.tpRank = p[1];
-    h.part.firstLayer = p[2];
-    h.part.lastLayer = p[3];
-    h.part.hasEmbedding = p[4];
-    h.part.hasHead = p[5];
-    h.part.headHasOwnEmbedding = p[6];
+    const auto& p = j.at("part");
+    h.part.tpSize = p.at("tp")[0];
+    h.part.tpRank = p.at("tp")[1];
+    for (const auto& r : p.at("chunks")) h.part.chunks.push_back({r[0], r[1]});
+    h.part.hasEmbedding = p.at("embedding");
+    h.part.hasHead = p.at("head");
+    h.part.headHasOwnEmbedding = p.at("head_own_embedding");
     h.unitMultiple = j.at("unit_multiple");
     h.layoutSize = j.at("layout_size");
     h.worldRank = j.at("world")[0];

@@ -39,8 +39,43 @@ void ModelConfig::validate() const {
 
 ModelPart ModelPart::whole(const ModelConfig& cfg) {
   ModelPart p;
-  p.lastLayer = cfg.layers;
+  p.chunks = {{0, cfg.layers}};
   return p;
+}
+
+ModelPart ModelPart::forStage(const ModelConfig& cfg, int tpSize, int tpRank, int stages, int stage,
+                              int virtualStages) {
+  if (cfg.layers % (stages * virtualStages) != 0)
+    throw std::invalid_argument("--layers (" + std::to_string(cfg.layers) +
+                                ") must divide by --pp x --virtual-stages (" + std::to_string(stages * virtualStages) +
+                                ")");
+  ModelPart p;
+  p.tpSize = tpSize;
+  p.tpRank = tpRank;
+  const int per = cfg.layers / (stages * virtualStages);
+  for (int v = 0; v < virtualStages; ++v) {
+    int s = v * stages + stage;
+    p.chunks.push_back({s * per, (s + 1) * per});
+  }
+  p.hasEmbedding = stage == 0;
+  p.hasHead = stage == stages - 1;
+  p.headHasOwnEmbedding = stages > 1;
+  return p;
+}
+
+int ModelPart::localLayers() const {
+  int n = 0;
+  for (const LayerRange& r : chunks) n += r.size();
+  return n;
+}
+
+std::string ModelPart::describeLayers() const {
+  std::string out = "layers ";
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (i) out += ", ";
+    out += std::to_string(chunks[i].first) + "-" + std::to_string(chunks[i].last - 1);
+  }
+  return out;
 }
 
 }  // namespace chorus::train

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace chorus::train {
 
@@ -29,21 +30,33 @@ struct ModelConfig {
   void validate() const;
 };
 
-// The part of the model one rank holds.
+// Transformer blocks [first, last).
+struct LayerRange {
+  int first = 0, last = 0;
+  int size() const { return last - first; }
+};
+
+// The part of the model one rank holds: its tensor-parallel slice of the blocks of its pipeline stage. With
+// an interleaved schedule a stage holds several chunks (virtual stages) of the model: chunk v of stage p is
+// virtual stage v*P + p. Without pipeline parallelism there is one chunk of every block.
 struct ModelPart {
   int tpSize = 1;  // ranks a layer's heads, hidden units and vocabulary are split over
   int tpRank = 0;
-  int firstLayer = 0;  // transformer blocks [firstLayer, lastLayer) live on this pipeline stage
-  int lastLayer = 0;
-  bool hasEmbedding = true;  // first stage: token and position embeddings
-  bool hasHead = true;       // last stage: final LayerNorm, the tied head and the loss
+  std::vector<LayerRange> chunks;  // in model order
+  bool hasEmbedding = true;        // first stage: token and position embeddings (with chunk 0)
+  bool hasHead = true;             // last stage: final LayerNorm, the tied head and the loss (with the last chunk)
   // With several pipeline stages the last stage keeps its own copy of the tied embedding for the head
   // (Megatron's approach); the two copies' gradients are summed between first and last stage.
   bool headHasOwnEmbedding = false;
 
   // The whole model on one rank.
   static ModelPart whole(const ModelConfig& cfg);
-  int localLayers() const { return lastLayer - firstLayer; }
+  // Stage `stage` of `stages` with `virtualStages` chunks each, tensor-parallel rank tpRank of tpSize. The
+  // layers must divide by stages * virtualStages.
+  static ModelPart forStage(const ModelConfig& cfg, int tpSize, int tpRank, int stages, int stage, int virtualStages);
+  int localLayers() const;
+  // "layers 0-3" or "layers 0-1, 4-5": for messages.
+  std::string describeLayers() const;
 };
 
 }  // namespace chorus::train

@@ -61,6 +61,29 @@ void embeddingBackward(F* dwte, F* dwpe, const F* dout, const int32_t* tokens, i
   }
 }
 
+template <typename F>
+void addPositionRows(F* out, const F* wpe, int64_t firstRow, int R, int T, int C) {
+  for (int r = 0; r < R; ++r) {
+    F* o = out + static_cast<int64_t>(r) * C;
+    const F* p = wpe + ((firstRow + r) % T) * C;
+    for (int i = 0; i < C; ++i) o[i] += p[i];
+  }
+}
+
+template <typename F>
+void positionGradRows(F* dwpe, const F* dout, int64_t firstRow, int R, int T, int C) {
+  std::memset(dwpe, 0, sizeof(F) * T * C);
+  for (int r = 0; r < R; ++r) {
+    const F* d = dout + static_cast<int64_t>(r) * C;
+    F* g = dwpe + ((firstRow + r) % T) * C;
+    for (int i = 0; i < C; ++i) g[i] += d[i];
+  }
+}
+
+template void addPositionRows<float>(float*, const float*, int64_t, int, int, int);
+template void addPositionRows<double>(double*, const double*, int64_t, int, int, int);
+template void positionGradRows<float>(float*, const float*, int64_t, int, int, int);
+template void positionGradRows<double>(double*, const double*, int64_t, int, int, int);
 template void embeddingForward<float>(float*, const int32_t*, const float*, int, int, const float*, int, int, int);
 template void embeddingForward<double>(double*, const int32_t*, const double*, int, int, const double*, int, int, int);
 template void addPositions<float>(float*, const float*, int, int, int);

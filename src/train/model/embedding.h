@@ -18,6 +18,16 @@ void embeddingForward(F* out, const int32_t* tokens, const F* wte, int vocabStar
 template <typename F>
 void addPositions(F* out, const F* wpe, int B, int T, int C);
 
+// out (R,C) += the position embedding of rows [firstRow, firstRow + R) of the flattened (B,T) batch (row r is
+// position r % T): the rows a rank holds under sequence parallelism.
+template <typename F>
+void addPositionRows(F* out, const F* wpe, int64_t firstRow, int R, int T, int C);
+
+// dwpe (T,C) = the gradient of the positions from rows [firstRow, firstRow + R) of dout (R,C), overwritten (a
+// partial sum under sequence parallelism: the group sums it).
+template <typename F>
+void positionGradRows(F* dwpe, const F* dout, int64_t firstRow, int R, int T, int C);
+
 // dwte (vocabLocal, C): when `accumulate`, adds every in-range token's row of dout; else overwrites with
 // that sum. dwpe (T, C), when not null, is overwritten with dout summed over the batch.
 template <typename F>

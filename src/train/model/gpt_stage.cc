@@ -1,6 +1,7 @@
 #include "model/gpt_stage.h"
 
 #include <cstring>
+#include <stdexcept>
 
 #include "model/attention.h"
 #include "model/cross_entropy.h"
@@ -15,45 +16,51 @@ template <typename F>
 void addInto(F* dst, const F* src, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
 }
-// x (N,C) += bias (C) on every row: the bias of a row-parallel layer, added once after the group's sum.
+// x (R,C) += bias (C) on every row: the bias of a row-parallel layer, added once after the group's sum.
 template <typename F>
-void addBias(F* x, const F* bias, int N, int C) {
-  for (int n = 0; n < N; ++n) addInto(x + static_cast<int64_t>(n) * C, bias, C);
+void addBias(F* x, const F* bias, int R, int C) {
+  for (int r = 0; r < R; ++r) addInto(x + static_cast<int64_t>(r) * C, bias, C);
+}
+
+// Rows of the flattened batch this rank's residual stream holds.
+int residualRows(int N, const ModelPart& part, bool sp) {
+  return sp ? N / part.tpSize : N;
 }
 }  // namespace
 
 template <typename F>
-StageActivations<F>::StageActivations(const ParamLayout& layout, int batch) {
+StageActivations<F>::StageActivations(const ParamLayout& layout, int chunk, int batch, bool sp) {
   const ModelConfig& cfg = layout.config();
   const ModelPart& part = layout.part();
   const int64_t T = cfg.seqLen, N = batch * T, C = cfg.dModel, t = part.tpSize;
+  const int64_t Nr = residualRows(static_cast<int>(N), part, sp);
   const int64_t Cl = C / t, Hl = cfg.heads / t, Fl = cfg.ffn() / t, Vl = cfg.vocab / t;
-  const int L = part.localLayers();
+  const int L = part.chunks[chunk].size();
   const MemKind k = MemKind::kActivations;
   tokens.resize(N, k);
   targets.resize(N, k);
   x.resize(L + 1);
-  for (auto& b : x) b.resize(N * C, k);
+  for (auto& b : x) b.resize(Nr * C, k);
   auto perLayer = [&](std::vector<Buffer<F>>& v, int64_t n) {
     v.resize(L);
     for (auto& b : v) b.resize(n, k);
   };
   perLayer(ln1, N * C);
-  perLayer(ln1Mean, N);
-  perLayer(ln1Rstd, N);
+  perLayer(ln1Mean, Nr);
+  perLayer(ln1Rstd, Nr);
   perLayer(qkv, N * 3 * Cl);
   perLayer(probs, batch * Hl * T * T);
   perLayer(atty, N * Cl);
-  perLayer(xmid, N * C);
+  perLayer(xmid, Nr * C);
   perLayer(ln2, N * C);
-  perLayer(ln2Mean, N);
-  perLayer(ln2Rstd, N);
+  perLayer(ln2Mean, Nr);
+  perLayer(ln2Rstd, Nr);
   perLayer(fch, N * Fl);
   perLayer(fcg, N * Fl);
-  if (part.hasHead) {
+  if (part.hasHead && chunk == static_cast<int>(part.chunks.size()) - 1) {
     lnf.resize(N * C, k);
-    lnfMean.resize(N, k);
-    lnfRstd.resize(N, k);
+    lnfMean.resize(Nr, k);
+    lnfRstd.resize(Nr, k);
     logits.resize(N * Vl, k);
     rowMax.resize(N, k);
     rowSum.resize(N, k);
@@ -71,14 +78,26 @@ int64_t StageActivations<F>::bytes() const {
 }
 
 template <typename F>
-GptStage<F>::GptStage(const ParamLayout& layout, int batch, TensorParallelOps<F>* tp)
-    : layout_(layout), tp_(layout.part().tpSize > 1 ? tp : nullptr) {
+GptStage<F>::GptStage(const ParamLayout& layout, int chunk, int batch, TensorParallelOps<F>* tp, bool sp)
+    : layout_(layout), tp_(layout.part().tpSize > 1 ? tp : nullptr), sp_(sp && layout.part().tpSize > 1) {
   const ModelConfig& cfg = layout.config();
-  const int t = layout.part().tpSize;
+  const ModelPart& part = layout.part();
+  const int t = part.tpSize;
+  if (layout.part().tpSize > 1 && !tp) throw std::invalid_argument("a tensor-parallel stage needs its group's ops");
+  first_ = part.chunks[chunk].first;
+  last_ = part.chunks[chunk].last;
+  hasEmb_ = part.hasEmbedding && chunk == 0;
+  hasHead_ = part.hasHead && chunk == static_cast<int>(part.chunks.size()) - 1;
+  tied_ = hasEmb_ && hasHead_ && !part.headHasOwnEmbedding;
   B_ = batch;
   T_ = cfg.seqLen;
   C_ = cfg.dModel;
   N_ = B_ * T_;
+  if (sp_ && N_ % t != 0)
+    throw std::invalid_argument("--sequence-parallel needs batch x seq-len (" + std::to_string(N_) +
+                                ") divisible by --tp (" + std::to_string(t) + ")");
+  Nr_ = residualRows(N_, part, sp_);
+  rowOffset_ = sp_ ? static_cast<int64_t>(part.tpRank) * Nr_ : 0;
   Hl_ = cfg.heads / t;
   hs_ = cfg.headSize();
   Cl_ = C_ / t;
@@ -86,107 +105,149 @@ GptStage<F>::GptStage(const ParamLayout& layout, int batch, TensorParallelOps<F>
   Vl_ = layout.vocabLocal();
   const MemKind k = MemKind::kActivations;
   const int64_t n = N_;
-  dres_.resize(n * C_, k);
+  dres_.resize(static_cast<int64_t>(Nr_) * C_, k);
   dln_.resize(n * C_, k);
-  if (layout.part().localLayers() > 0) {
+  if (last_ > first_) {
     dqkv_.resize(n * 3 * Cl_, k);
     datty_.resize(n * Cl_, k);
     dfch_.resize(n * Fl_, k);
     dfcg_.resize(n * Fl_, k);
     dscores_.resize(static_cast<int64_t>(T_) * T_, k);
   }
+  if (sp_) {
+    rows_.resize(static_cast<int64_t>(Nr_) * C_, k);
+    full_.resize(n * C_, k);
+  }
 }
 
 template <typename F>
 int64_t GptStage<F>::scratchBytes() const {
   int64_t n = 0;
-  for (const auto* b : {&dres_, &dln_, &dqkv_, &datty_, &dfch_, &dfcg_, &dscores_}) n += b->size();
+  for (const auto* b : {&dres_, &dln_, &dqkv_, &datty_, &dfch_, &dfcg_, &dscores_, &rows_, &full_}) n += b->size();
   return n * static_cast<int64_t>(sizeof(F));
+}
+
+// ---- forward -------------------------------------------------------------------------------------------
+
+template <typename F>
+void GptStage<F>::normForColumnParallel(F* full, F* mean, F* rstd, const F* x, const F* w, const F* b) {
+  if (!sp_) {
+    layernormForward<F>(full, mean, rstd, x, w, b, N_, C_);
+    return;
+  }
+  layernormForward<F>(rows_.data(), mean, rstd, x, w, b, Nr_, C_);
+  tp_->allGatherRows(rows_.data(), full, static_cast<int64_t>(Nr_) * C_);
+}
+
+template <typename F>
+void GptStage<F>::rowParallelForward(F* out, const F* inp, const F* w, const F* bias, int I) {
+  if (!tp_) {
+    linearForward<F>(out, inp, w, bias, N_, I, C_);
+    return;
+  }
+  if (sp_) {
+    linearForward<F>(full_.data(), inp, w, nullptr, N_, I, C_);
+    tp_->reduceScatterRows(full_.data(), out, static_cast<int64_t>(Nr_) * C_);
+  } else {
+    linearForward<F>(out, inp, w, nullptr, N_, I, C_);
+    tp_->sumActivations(out, static_cast<int64_t>(N_) * C_);
+  }
+  addBias(out, bias, Nr_, C_);
 }
 
 template <typename F>
 void GptStage<F>::forward(StageActivations<F>& a, UnitAccess<F>& access) {
-  const ModelPart& part = layout_.part();
-  const bool tied = part.hasEmbedding && part.hasHead && !part.headHasOwnEmbedding;
   const F* emb = nullptr;
-  if (part.hasEmbedding) {
+  if (hasEmb_) {
     const int u = layout_.embeddingUnit();
     emb = access.params(u, Pass::kForward);
     const F* wte = emb + layout_.wteOffset();
     const F* wpe = emb + layout_.wpeOffset();
     F* x0 = a.x[0].data();
-    if (tp_) {
-      // Vocabulary-parallel lookup: each rank contributes its rows, the group's sum is the embedding.
+    if (sp_) {
+      // Vocabulary-parallel lookup of every row; the group's sum of this rank's rows, plus their positions.
+      embeddingForward<F>(full_.data(), a.tokens.data(), wte, layout_.vocabStart(), Vl_, nullptr, B_, T_, C_);
+      tp_->reduceScatterRows(full_.data(), x0, static_cast<int64_t>(Nr_) * C_);
+      addPositionRows<F>(x0, wpe, rowOffset_, Nr_, T_, C_);
+    } else if (tp_) {
       embeddingForward<F>(x0, a.tokens.data(), wte, layout_.vocabStart(), Vl_, nullptr, B_, T_, C_);
       tp_->sumActivations(x0, static_cast<int64_t>(N_) * C_);
       addPositions<F>(x0, wpe, B_, T_, C_);
     } else {
       embeddingForward<F>(x0, a.tokens.data(), wte, 0, Vl_, wpe, B_, T_, C_);
     }
-    if (!tied) access.releaseParams(u, Pass::kForward);
+    if (!tied_) access.releaseParams(u, Pass::kForward);
   }
-  for (int l = part.firstLayer; l < part.lastLayer; ++l) {
+  for (int l = first_; l < last_; ++l) {
     const int u = layout_.blockUnit(l);
     blockForward(l, a, access.params(u, Pass::kForward));
     access.releaseParams(u, Pass::kForward);
   }
-  if (part.hasHead) {
+  if (hasHead_) {
     const int u = layout_.finalUnit();
     const F* p = access.params(u, Pass::kForward);
-    const F* xL = a.x[part.localLayers()].data();
-    layernormForward<F>(a.lnf.data(), a.lnfMean.data(), a.lnfRstd.data(), xL, p + layout_.lnfwOffset(),
-                        p + layout_.lnfbOffset(), N_, C_);
-    const F* wte = tied ? emb + layout_.wteOffset() : p + layout_.headWteOffset();
+    normForColumnParallel(a.lnf.data(), a.lnfMean.data(), a.lnfRstd.data(), a.x[last_ - first_].data(),
+                          p + layout_.lnfwOffset(), p + layout_.lnfbOffset());
+    const F* wte = tied_ ? emb + layout_.wteOffset() : p + layout_.headWteOffset();
     a.loss = crossEntropyForward<F>(a.logits.data(), a.rowMax.data(), a.rowSum.data(), a.lnf.data(), wte,
                                     a.targets.data(), N_, C_, layout_.vocabStart(), Vl_, tp_);
     access.releaseParams(u, Pass::kForward);
-    if (tied) access.releaseParams(layout_.embeddingUnit(), Pass::kForward);
+    if (tied_) access.releaseParams(layout_.embeddingUnit(), Pass::kForward);
   }
 }
 
 template <typename F>
 void GptStage<F>::blockForward(int l, StageActivations<F>& a, const F* p) {
   const BlockOffsets& o = layout_.block();
-  const int i = l - layout_.part().firstLayer;
+  const int i = l - first_;
   const F* x = a.x[i].data();
   F* out = a.x[i + 1].data();
   F* xmid = a.xmid[i].data();
-  const int64_t NC = static_cast<int64_t>(N_) * C_;
+  const int64_t rowsC = static_cast<int64_t>(Nr_) * C_;
   // Attention: xmid = x + proj(attention(qkv(ln1(x))))
-  layernormForward<F>(a.ln1[i].data(), a.ln1Mean[i].data(), a.ln1Rstd[i].data(), x, p + o.ln1w, p + o.ln1b, N_, C_);
+  normForColumnParallel(a.ln1[i].data(), a.ln1Mean[i].data(), a.ln1Rstd[i].data(), x, p + o.ln1w, p + o.ln1b);
   linearForward<F>(a.qkv[i].data(), a.ln1[i].data(), p + o.qkvw, p + o.qkvb, N_, C_, 3 * Cl_);
   attentionForward<F>(a.atty[i].data(), a.probs[i].data(), a.qkv[i].data(), B_, T_, Hl_, hs_);
-  linearForward<F>(xmid, a.atty[i].data(), p + o.projw, tp_ ? nullptr : p + o.projb, N_, Cl_, C_);
-  if (tp_) {
-    tp_->sumActivations(xmid, NC);
-    addBias(xmid, p + o.projb, N_, C_);
-  }
-  addInto(xmid, x, NC);
+  rowParallelForward(xmid, a.atty[i].data(), p + o.projw, p + o.projb, Cl_);
+  addInto(xmid, x, rowsC);
   // MLP: out = xmid + proj(gelu(fc(ln2(xmid))))
-  layernormForward<F>(a.ln2[i].data(), a.ln2Mean[i].data(), a.ln2Rstd[i].data(), xmid, p + o.ln2w, p + o.ln2b, N_, C_);
+  normForColumnParallel(a.ln2[i].data(), a.ln2Mean[i].data(), a.ln2Rstd[i].data(), xmid, p + o.ln2w, p + o.ln2b);
   linearForward<F>(a.fch[i].data(), a.ln2[i].data(), p + o.fcw, p + o.fcb, N_, C_, Fl_);
   geluForward<F>(a.fcg[i].data(), a.fch[i].data(), static_cast<int64_t>(N_) * Fl_);
-  linearForward<F>(out, a.fcg[i].data(), p + o.fcprojw, tp_ ? nullptr : p + o.fcprojb, N_, Fl_, C_);
-  if (tp_) {
-    tp_->sumActivations(out, NC);
-    addBias(out, p + o.fcprojb, N_, C_);
+  rowParallelForward(out, a.fcg[i].data(), p + o.fcprojw, p + o.fcprojb, Fl_);
+  addInto(out, xmid, rowsC);
+}
+
+// ---- backward ------------------------------------------------------------------------------------------
+
+template <typename F>
+const F* GptStage<F>::fullOutputGrad() {
+  if (!sp_) return dres_.data();
+  tp_->allGatherRows(dres_.data(), full_.data(), static_cast<int64_t>(Nr_) * C_);
+  return full_.data();
+}
+
+template <typename F>
+void GptStage<F>::normBackward(F* dw, F* db, const F* x, const F* w, const F* mean, const F* rstd) {
+  if (sp_) {
+    tp_->reduceScatterRows(dln_.data(), rows_.data(), static_cast<int64_t>(Nr_) * C_);
+    layernormBackward<F>(dres_.data(), dw, db, rows_.data(), x, w, mean, rstd, Nr_, C_);
+    return;
   }
-  addInto(out, xmid, NC);
+  if (tp_) tp_->sumInputGrads(dln_.data(), static_cast<int64_t>(N_) * C_);
+  layernormBackward<F>(dres_.data(), dw, db, dln_.data(), x, w, mean, rstd, N_, C_);
 }
 
 template <typename F>
 void GptStage<F>::backward(StageActivations<F>& a, F gradScale, const F* doutput, UnitAccess<F>& access) {
-  const ModelPart& part = layout_.part();
-  const bool tied = part.hasEmbedding && part.hasHead && !part.headHasOwnEmbedding;
-  const int64_t NC = static_cast<int64_t>(N_) * C_;
   F* embGrads = nullptr;
-  if (part.hasHead) {
+  if (hasHead_) {
     const int u = layout_.finalUnit();
     const F* p = access.params(u, Pass::kBackward);
     F* g = access.grads(u);
     const F* wte;
     F* dwte;
-    if (tied) {
+    if (tied_) {
       wte = access.params(layout_.embeddingUnit(), Pass::kBackward) + layout_.wteOffset();
       embGrads = access.grads(layout_.embeddingUnit());
       dwte = embGrads + layout_.wteOffset();
@@ -196,29 +257,34 @@ void GptStage<F>::backward(StageActivations<F>& a, F gradScale, const F* doutput
     }
     crossEntropyBackward<F>(dln_.data(), dwte, a.logits.data(), a.lnf.data(), wte, a.targets.data(), N_, C_,
                             layout_.vocabStart(), Vl_, gradScale, false);
-    if (tp_) tp_->sumInputGrads(dln_.data(), NC);
     dres_.zero();
-    layernormBackward<F>(dres_.data(), g + layout_.lnfwOffset(), g + layout_.lnfbOffset(), dln_.data(),
-                         a.x[part.localLayers()].data(), p + layout_.lnfwOffset(), a.lnfMean.data(), a.lnfRstd.data(),
-                         N_, C_);
-    if (tied) access.releaseParams(layout_.embeddingUnit(), Pass::kBackward);
+    normBackward(g + layout_.lnfwOffset(), g + layout_.lnfbOffset(), a.x[last_ - first_].data(),
+                 p + layout_.lnfwOffset(), a.lnfMean.data(), a.lnfRstd.data());
+    if (tied_) access.releaseParams(layout_.embeddingUnit(), Pass::kBackward);
     access.releaseParams(u, Pass::kBackward);
     access.gradsDone(u);
   } else {
-    std::memcpy(dres_.data(), doutput, sizeof(F) * NC);
+    std::memcpy(dres_.data(), doutput, sizeof(F) * static_cast<size_t>(boundaryElems()));
   }
-  for (int l = part.lastLayer - 1; l >= part.firstLayer; --l) {
+  for (int l = last_ - 1; l >= first_; --l) {
     const int u = layout_.blockUnit(l);
     const F* p = access.params(u, Pass::kBackward);
     blockBackward(l, a, p, access.grads(u));
     access.releaseParams(u, Pass::kBackward);
     access.gradsDone(u);
   }
-  if (part.hasEmbedding) {
+  if (hasEmb_) {
     const int u = layout_.embeddingUnit();
     if (!embGrads) embGrads = access.grads(u);
-    embeddingBackward<F>(embGrads + layout_.wteOffset(), embGrads + layout_.wpeOffset(), dres_.data(), a.tokens.data(),
-                         layout_.vocabStart(), Vl_, B_, T_, C_, tied);
+    F* dwte = embGrads + layout_.wteOffset();
+    F* dwpe = embGrads + layout_.wpeOffset();
+    if (sp_) {
+      embeddingBackward<F>(dwte, nullptr, fullOutputGrad(), a.tokens.data(), layout_.vocabStart(), Vl_, B_, T_, C_,
+                           tied_);
+      positionGradRows<F>(dwpe, dres_.data(), rowOffset_, Nr_, T_, C_);
+    } else {
+      embeddingBackward<F>(dwte, dwpe, dres_.data(), a.tokens.data(), layout_.vocabStart(), Vl_, B_, T_, C_, tied_);
+    }
     access.gradsDone(u);
   }
 }
@@ -226,25 +292,24 @@ void GptStage<F>::backward(StageActivations<F>& a, F gradScale, const F* doutput
 template <typename F>
 void GptStage<F>::blockBackward(int l, StageActivations<F>& a, const F* p, F* g) {
   const BlockOffsets& o = layout_.block();
-  const int i = l - layout_.part().firstLayer;
-  const int64_t NC = static_cast<int64_t>(N_) * C_;
-  // dres_ holds the gradient of the block's output; it leaves holding the gradient of the block's input.
-  linearBackward<F>(dfcg_.data(), g + o.fcprojw, g + o.fcprojb, dres_.data(), a.fcg[i].data(), p + o.fcprojw, N_, Fl_,
-                    C_, false);
+  const int i = l - first_;
+  // dres_ holds the gradient of the block's output (this rank's rows); it leaves holding its input's. Under
+  // sequence parallelism the row-parallel biases' gradients come from this rank's rows only (the group sums
+  // them), their weights' from the whole batch.
+  linearBackward<F>(dfcg_.data(), g + o.fcprojw, sp_ ? nullptr : g + o.fcprojb, fullOutputGrad(), a.fcg[i].data(),
+                    p + o.fcprojw, N_, Fl_, C_, false);
+  if (sp_) columnSum<F>(g + o.fcprojb, dres_.data(), Nr_, C_);
   geluBackward<F>(dfch_.data(), a.fch[i].data(), dfcg_.data(), static_cast<int64_t>(N_) * Fl_);
   linearBackward<F>(dln_.data(), g + o.fcw, g + o.fcb, dfch_.data(), a.ln2[i].data(), p + o.fcw, N_, C_, Fl_, false);
-  if (tp_) tp_->sumInputGrads(dln_.data(), NC);
-  layernormBackward<F>(dres_.data(), g + o.ln2w, g + o.ln2b, dln_.data(), a.xmid[i].data(), p + o.ln2w,
-                       a.ln2Mean[i].data(), a.ln2Rstd[i].data(), N_, C_);
-  linearBackward<F>(datty_.data(), g + o.projw, g + o.projb, dres_.data(), a.atty[i].data(), p + o.projw, N_, Cl_, C_,
-                    false);
+  normBackward(g + o.ln2w, g + o.ln2b, a.xmid[i].data(), p + o.ln2w, a.ln2Mean[i].data(), a.ln2Rstd[i].data());
+  linearBackward<F>(datty_.data(), g + o.projw, sp_ ? nullptr : g + o.projb, fullOutputGrad(), a.atty[i].data(),
+                    p + o.projw, N_, Cl_, C_, false);
+  if (sp_) columnSum<F>(g + o.projb, dres_.data(), Nr_, C_);
   attentionBackward<F>(dqkv_.data(), dscores_.data(), datty_.data(), a.qkv[i].data(), a.probs[i].data(), B_, T_, Hl_,
                        hs_);
   linearBackward<F>(dln_.data(), g + o.qkvw, g + o.qkvb, dqkv_.data(), a.ln1[i].data(), p + o.qkvw, N_, C_, 3 * Cl_,
                     false);
-  if (tp_) tp_->sumInputGrads(dln_.data(), NC);
-  layernormBackward<F>(dres_.data(), g + o.ln1w, g + o.ln1b, dln_.data(), a.x[i].data(), p + o.ln1w,
-                       a.ln1Mean[i].data(), a.ln1Rstd[i].data(), N_, C_);
+  normBackward(g + o.ln1w, g + o.ln1b, a.x[i].data(), p + o.ln1w, a.ln1Mean[i].data(), a.ln1Rstd[i].data());
 }
 
 template struct StageActivations<float>;

@@ -16,6 +16,10 @@ template <typename F>
 void linearBackward(F* dinp, F* dw, F* db, const F* dout, const F* inp, const F* w, int N, int I, int O,
                     bool accumulateInput);
 
+// db (O) = dout (N,O) summed over its rows, overwritten.
+template <typename F>
+void columnSum(F* db, const F* dout, int N, int O);
+
 }  // namespace chorus::train
 
 #endif  // CHORUS_TRAIN_MODEL_LINEAR_H_

@@ -15,31 +15,37 @@ ParamLayout::ParamLayout(const ModelConfig& cfg, const ModelPart& part, int64_t 
     wpeOffset_ = add("wpe", cfg.seqLen, c, Split::kNone, 1, true);
     endUnit();
   }
-  for (int l = part.firstLayer; l < part.lastLayer; ++l) {
-    const std::string p = "h." + std::to_string(l) + ".";
-    beginUnit("block " + std::to_string(l));
-    if (l == part.firstLayer) firstBlockUnit_ = static_cast<int>(units_.size()) - 1;
-    BlockOffsets b;
-    b.ln1w = add(p + "ln1.w", c, 1, Split::kNone, 1, false);
-    b.ln1b = add(p + "ln1.b", c, 1, Split::kNone, 1, false);
-    b.qkvw = add(p + "attn.qkv.w", 3 * c, c, Split::kRows, 3, true);
-    b.qkvb = add(p + "attn.qkv.b", 3 * c, 1, Split::kRows, 3, false);
-    b.projw = add(p + "attn.proj.w", c, c, Split::kCols, 1, true);
-    b.projb = add(p + "attn.proj.b", c, 1, Split::kNone, 1, false);
-    b.ln2w = add(p + "ln2.w", c, 1, Split::kNone, 1, false);
-    b.ln2b = add(p + "ln2.b", c, 1, Split::kNone, 1, false);
-    b.fcw = add(p + "mlp.fc.w", 4 * c, c, Split::kRows, 1, true);
-    b.fcb = add(p + "mlp.fc.b", 4 * c, 1, Split::kRows, 1, false);
-    b.fcprojw = add(p + "mlp.proj.w", c, 4 * c, Split::kCols, 1, true);
-    b.fcprojb = add(p + "mlp.proj.b", c, 1, Split::kNone, 1, false);
-    int64_t base = units_.back().offset;
-    for (int64_t* o : {&b.ln1w, &b.ln1b, &b.qkvw, &b.qkvb, &b.projw, &b.projb, &b.ln2w, &b.ln2b, &b.fcw, &b.fcb,
-                       &b.fcprojw, &b.fcprojb})
-      *o -= base;
-    block_ = b;
-    endUnit();
+  unitOfLayer_.assign(cfg.layers, -1);
+  if (part.hasEmbedding) chunkOfUnit_.push_back(0);
+  for (size_t chunk = 0; chunk < part.chunks.size(); ++chunk) {
+    for (int l = part.chunks[chunk].first; l < part.chunks[chunk].last; ++l) {
+      const std::string p = "h." + std::to_string(l) + ".";
+      beginUnit("block " + std::to_string(l));
+      unitOfLayer_[l] = static_cast<int>(units_.size()) - 1;
+      chunkOfUnit_.push_back(static_cast<int>(chunk));
+      BlockOffsets b;
+      b.ln1w = add(p + "ln1.w", c, 1, Split::kNone, 1, false);
+      b.ln1b = add(p + "ln1.b", c, 1, Split::kNone, 1, false);
+      b.qkvw = add(p + "attn.qkv.w", 3 * c, c, Split::kRows, 3, true);
+      b.qkvb = add(p + "attn.qkv.b", 3 * c, 1, Split::kRows, 3, false);
+      b.projw = add(p + "attn.proj.w", c, c, Split::kCols, 1, true);
+      b.projb = add(p + "attn.proj.b", c, 1, Split::kNone, 1, false);
+      b.ln2w = add(p + "ln2.w", c, 1, Split::kNone, 1, false);
+      b.ln2b = add(p + "ln2.b", c, 1, Split::kNone, 1, false);
+      b.fcw = add(p + "mlp.fc.w", 4 * c, c, Split::kRows, 1, true);
+      b.fcb = add(p + "mlp.fc.b", 4 * c, 1, Split::kRows, 1, false);
+      b.fcprojw = add(p + "mlp.proj.w", c, 4 * c, Split::kCols, 1, true);
+      b.fcprojb = add(p + "mlp.proj.b", c, 1, Split::kNone, 1, false);
+      int64_t base = units_.back().offset;
+      for (int64_t* o : {&b.ln1w, &b.ln1b, &b.qkvw, &b.qkvb, &b.projw, &b.projb, &b.ln2w, &b.ln2b, &b.fcw, &b.fcb,
+                         &b.fcprojw, &b.fcprojb})
+        *o -= base;
+      block_ = b;
+      endUnit();
+    }
   }
   if (part.hasHead) {
+    chunkOfUnit_.push_back(static_cast<int>(part.chunks.size()) - 1);
     beginUnit("final");
     finalUnit_ = static_cast<int>(units_.size()) - 1;
     lnfwOffset_ = add("lnf.w", c, 1, Split::kNone, 1, false);

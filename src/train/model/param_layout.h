@@ -67,8 +67,10 @@ class ParamLayout {
 
   // Unit indices; -1 where this part has no such unit.
   int embeddingUnit() const { return embeddingUnit_; }
-  int blockUnit(int layer) const { return firstBlockUnit_ + (layer - part_.firstLayer); }
+  int blockUnit(int layer) const { return unitOfLayer_[layer]; }
   int finalUnit() const { return finalUnit_; }
+  // The chunk a unit belongs to (the embedding to the first, the final unit to the last).
+  int chunkOfUnit(int unit) const { return chunkOfUnit_[unit]; }
   const BlockOffsets& block() const { return block_; }
   // Offsets inside their units (embedding unit: wte, wpe; final unit: lnf w, b and the head's own wte).
   int64_t wteOffset() const { return wteOffset_; }
@@ -93,7 +95,9 @@ class ParamLayout {
   std::vector<TensorSpec> tensors_;
   std::vector<UnitSpec> units_;
   int64_t size_ = 0;
-  int embeddingUnit_ = -1, firstBlockUnit_ = -1, finalUnit_ = -1;
+  int embeddingUnit_ = -1, finalUnit_ = -1;
+  std::vector<int> unitOfLayer_;  // per model layer; -1 where another rank holds it
+  std::vector<int> chunkOfUnit_;
   BlockOffsets block_{};
   int64_t wteOffset_ = 0, wpeOffset_ = 0, lnfwOffset_ = 0, lnfbOffset_ = 0, headWteOffset_ = -1;
 };

@@ -19,6 +19,12 @@ class TensorParallelOps : public VocabReducer<F> {
   // f, backward: before a column-parallel layer (QKV, first MLP layer, vocabulary-parallel head) every rank
   // holds a partial sum of the input's gradient; sum it across the group in place.
   virtual void sumInputGrads(F* dx, int64_t n) = 0;
+  // Sequence parallelism (rows of the flattened batch cut into tpSize equal parts, part r on rank r):
+  // all-gather each rank's `localElems` into `full` (g, forward; the backward of reduceScatterRows), and
+  // reduce-scatter partial sums of `full` so each rank keeps the sum of its own part (g-bar, forward; the
+  // backward of allGatherRows).
+  virtual void allGatherRows(const F* local, F* full, int64_t localElems) = 0;
+  virtual void reduceScatterRows(const F* full, F* local, int64_t localElems) = 0;
 };
 
 }  // namespace chorus::train

@@ -13,10 +13,12 @@ BucketPlan::BucketPlan(const ParamLayout& layout, int dpSize, int dpRank, int64_
     Bucket b;
     b.lastUnit = u;
     int64_t size = 0;
+    // A bucket never spans two chunks: a pipeline schedule produces their gradients at different times.
+    const int chunk = layout.chunkOfUnit(u);
     do {
       size += units[u].size;
       --u;
-    } while (u >= 0 && size < bucketElems);
+    } while (u >= 0 && size < bucketElems && layout.chunkOfUnit(u) == chunk);
     b.firstUnit = u + 1;
     b.offset = units[b.firstUnit].offset;
     b.size = size;

@@ -23,7 +23,8 @@ struct Bucket {
 
 class BucketPlan {
  public:
-  // Buckets of at least `bucketElems` elements (a bucket never splits a unit); 0 makes every unit a bucket.
+  // Buckets of at least `bucketElems` elements (a bucket never splits a unit, nor spans two chunks of a
+  // pipeline stage); 0 makes every unit a bucket.
   BucketPlan(const ParamLayout& layout, int dpSize, int dpRank, int64_t bucketElems);
 
   const std::vector<Bucket>& buckets() const { return buckets_; }  // in backward order: last units first

@@ -1,5 +1,6 @@
 #include "parallel/data_parallel.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -24,29 +25,47 @@ DataParallel::DataParallel(const DataParallelOptions& opt, const ParamLayout& la
       layout_(layout),
       dp_(dp),
       plan_(layout, dp.size(), dp.rank(), opt.zero == 3 ? 0 : opt.bucketElems),
-      decay_(layout),
-      unitsLeft_(plan_.buckets().size()) {}
+      decay_(decayMask(layout)),
+      unitMicro_(layout.units().size()),
+      bucketMicro_(plan_.buckets().size()),
+      unitsLeft_(plan_.buckets().size()) {
+  beginStep(1);
+}
 
-void DataParallel::beginMicroStep(int micro, int micros) {
-  micro_ = micro;
+void DataParallel::beginStep(int micros) {
   micros_ = micros;
+  std::fill(unitMicro_.begin(), unitMicro_.end(), 0);
+  std::fill(bucketMicro_.begin(), bucketMicro_.end(), 0);
   for (size_t b = 0; b < plan_.buckets().size(); ++b)
     unitsLeft_[b] = plan_.buckets()[b].lastUnit - plan_.buckets()[b].firstUnit + 1;
 }
 
 int DataParallel::completeUnit(int unit) {
-  int b = plan_.bucketOfUnit(unit);
-  if (--unitsLeft_[b] < 0) throw std::logic_error("a unit's gradient was produced twice in one backward pass");
-  return unitsLeft_[b] == 0 ? b : -1;
+  const int b = plan_.bucketOfUnit(unit);
+  const Bucket& k = plan_.buckets()[b];
+  if (++unitMicro_[unit] > micros_)
+    throw std::logic_error("a unit's gradient was produced more often than micro-batches");
+  if (--unitsLeft_[b] > 0) return -1;
+  unitsLeft_[b] = k.lastUnit - k.firstUnit + 1;
+  return b;
 }
 
-double DataParallel::shardGradSquares() const {
+double DataParallel::shardGradSquares(const TensorMask& count) const {
   double sum = 0;
   for (size_t b = 0; b < plan_.buckets().size(); ++b) {
     const float* g = shardGrads(static_cast<int>(b));
-    for (int64_t i = 0; i < plan_.buckets()[b].slice; ++i) sum += static_cast<double>(g[i]) * g[i];
+    const int64_t begin = plan_.ownOffset(static_cast<int>(b));
+    count.forEachPiece(begin, begin + plan_.buckets()[b].slice, [&](int64_t a, int64_t e, bool counted) {
+      if (!counted) return;
+      for (int64_t i = a - begin; i < e - begin; ++i) sum += static_cast<double>(g[i]) * g[i];
+    });
   }
   return sum;
+}
+
+void DataParallel::forEachShardGrad(const std::function<void(int64_t, int64_t, float*)>& f) {
+  for (size_t b = 0; b < plan_.buckets().size(); ++b)
+    f(plan_.ownOffset(static_cast<int>(b)), plan_.buckets()[b].slice, shardGradsMutable(static_cast<int>(b)));
 }
 
 void DataParallel::allocateShardMoments() {

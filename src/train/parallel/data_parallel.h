@@ -16,6 +16,7 @@
 #define CHORUS_TRAIN_PARALLEL_DATA_PARALLEL_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -46,14 +47,21 @@ class DataParallel : public UnitAccess<float> {
   const BucketPlan& plan() const { return plan_; }
   const ParamLayout& layout() const { return layout_; }
 
-  // Before the backward pass of micro-step `micro` of `micros` (the last one communicates, under stages 0-1).
-  void beginMicroStep(int micro, int micros);
+  // Before a step of `micros` micro-batches. Every unit's gradient is produced once per micro-batch, in any
+  // order of units and micro-batches (a pipeline schedule interleaves them): the first time overwrites, later
+  // times add, and the last communicates (stages 0-1; stages 2-3 communicate every time).
+  void beginStep(int micros);
   // After the last micro-step's backward: waits for every gradient reduction, so the gradients this rank
   // owns are final.
   virtual void finishGradients() = 0;
   // Sum of squares of the gradient over this rank's shard: summed over the data-parallel group, each element
   // counted once, it is the squared global norm.
-  double shardGradSquares() const;
+  // `count` excludes tensors another rank counts too (copies kept by tensor parallelism, the pipeline's second
+  // copy of the tied embedding).
+  double shardGradSquares(const TensorMask& count) const;
+  // Calls f(flatOffset, n, grad) for each range of this rank's shard of the gradient (after
+  // finishGradients), so a caller can combine it with other groups' (the tied embedding's two copies).
+  void forEachShardGrad(const std::function<void(int64_t, int64_t, float*)>& f);
   // AdamW over this rank's shard (clipping folded into gradScale), then whatever makes the parameters whole
   // again for the next forward pass.
   virtual void step(const AdamWConfig& cfg, int64_t step, float lr, float gradScale) = 0;
@@ -73,6 +81,7 @@ class DataParallel : public UnitAccess<float> {
 
   // Where this rank's shard of bucket b lives: gradient, parameters and Adam moments.
   virtual const float* shardGrads(int b) const = 0;
+  float* shardGradsMutable(int b) { return const_cast<float*>(shardGrads(b)); }
   virtual float* shardParams(int b) = 0;
   virtual float* shardM(int b) { return m_.data() + plan_.buckets()[b].shardOffset; }
   virtual float* shardV(int b) { return v_.data() + plan_.buckets()[b].shardOffset; }
@@ -81,18 +90,25 @@ class DataParallel : public UnitAccess<float> {
   void allocateShardMoments();
   void updateShard(const AdamWConfig& cfg, int64_t step, float lr, float gradScale);
 
-  // Call from gradsDone: returns the bucket the unit completes, or -1 while the bucket waits for more units.
+  // Call from gradsDone: counts the unit's micro-batch and returns the bucket it completes for this
+  // micro-batch, or -1 while the bucket waits for more of its units.
   int completeUnit(int unit);
+  // Micro-batches of this step whose gradient the unit / the bucket has already produced (before the call to
+  // completeUnit that counts the current one).
+  int unitMicro(int unit) const { return unitMicro_[unit]; }
+  int bucketMicro(int bucket) const { return bucketMicro_[bucket]; }
 
   DataParallelOptions opt_;
   const ParamLayout& layout_;
   Comm& dp_;
   BucketPlan plan_;
-  DecayMask decay_;
-  int micro_ = 0, micros_ = 1;
+  TensorMask decay_;
+  int micros_ = 1;
   bool evaluating_ = false;
-  std::vector<int> unitsLeft_;  // per bucket: units whose gradient backward has yet to produce
-  Buffer<float> m_, v_;         // shard moments (stages 1-3)
+  std::vector<int> unitMicro_;    // per unit: micro-batches whose gradient it has produced this step
+  std::vector<int> bucketMicro_;  // per bucket: micro-batches for which all its units have
+  std::vector<int> unitsLeft_;    // per bucket: units yet to produce the current micro-batch's gradient
+  Buffer<float> m_, v_;           // shard moments (stages 1-3)
 };
 
 }  // namespace chorus::train

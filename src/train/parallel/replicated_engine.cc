@@ -32,7 +32,7 @@ const float* ReplicatedEngine::params(int unit, Pass) {
 
 float* ReplicatedEngine::grads(int unit) {
   const UnitSpec& u = layout_.units()[unit];
-  if (micro_ == 0) return grads_.data() + u.offset;
+  if (unitMicro(unit) == 0) return grads_.data() + u.offset;
   // Later micro-steps: backward writes the unit's gradient afresh and gradsDone adds it, so the sum is
   // (g0 + g1) + g2 ..., exactly what the reduction of per-rank gradients computes in the same order.
   Buffer<float>& b = fresh_[unit];
@@ -41,14 +41,14 @@ float* ReplicatedEngine::grads(int unit) {
 }
 
 void ReplicatedEngine::gradsDone(int unit) {
-  if (micro_ > 0) {
+  if (unitMicro(unit) > 0) {
     const UnitSpec& u = layout_.units()[unit];
     float* g = grads_.data() + u.offset;
     const float* f = fresh_[unit].data();
     for (int64_t i = 0; i < u.size; ++i) g[i] += f[i];
   }
-  int b = completeUnit(unit);
-  if (b >= 0 && micro_ == micros_ - 1 && dp_.size() > 1) launch(b);
+  const int b = completeUnit(unit);
+  if (b >= 0 && ++bucketMicro_[b] == micros_ && dp_.size() > 1) launch(b);
   dp_.poll();
 }
 

@@ -25,14 +25,18 @@ ShardedEngine::ShardedEngine(const DataParallelOptions& opt, const ParamLayout& 
   if (opt.zero == 3) {
     if (dp.size() > 1) gatherComm_ = dp.duplicate();
     // The order the model asks for parameters in (gpt_stage.cc), which prefetching follows.
+    // (With several chunks, a pipeline schedule moves between them; prefetching follows each chunk's order
+    // and a chunk's first unit is gathered when it is asked for.)
     const ModelPart& part = layout.part();
     const bool tied = part.hasEmbedding && part.hasHead && !part.headHasOwnEmbedding;
     if (part.hasEmbedding) order_[0].push_back(layout.embeddingUnit());
-    for (int l = part.firstLayer; l < part.lastLayer; ++l) order_[0].push_back(layout.blockUnit(l));
+    for (const LayerRange& r : part.chunks)
+      for (int l = r.first; l < r.last; ++l) order_[0].push_back(layout.blockUnit(l));
     if (part.hasHead) order_[0].push_back(layout.finalUnit());
     if (part.hasHead) order_[1].push_back(layout.finalUnit());
     if (tied) order_[1].push_back(layout.embeddingUnit());
-    for (int l = part.lastLayer - 1; l >= part.firstLayer; --l) order_[1].push_back(layout.blockUnit(l));
+    for (auto r = part.chunks.rbegin(); r != part.chunks.rend(); ++r)
+      for (int l = r->last - 1; l >= r->first; --l) order_[1].push_back(layout.blockUnit(l));
   }
 }
 
@@ -81,13 +85,16 @@ float* ShardedEngine::grads(int unit) {
 
 void ShardedEngine::gradsDone(int unit) {
   const int b = completeUnit(unit);
-  if (b >= 0) launchReduce(scratchFor(b));
+  if (b >= 0) {
+    launchReduce(scratchFor(b), bucketMicro_[b] > 0);
+    ++bucketMicro_[b];
+  }
   dp_.poll();
 }
 
-void ShardedEngine::launchReduce(Scratch& s) {
+void ShardedEngine::launchReduce(Scratch& s, bool addToShard) {
   const Bucket& k = plan_.buckets()[s.bucket];
-  s.addToShard = micro_ > 0;
+  s.addToShard = addToShard;
   if (opt_.bf16Comm) {
     toBf16(s.grad.data(), s.grad16.data(), k.size);
     s.work = dp_.reduceScatter(s.grad16.data(), s.staging16.data(), k.slice, DType::kBfloat16, RedOp::kSum);

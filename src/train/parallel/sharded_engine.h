@@ -53,7 +53,7 @@ class ShardedEngine : public DataParallel {
   };
 
   Scratch& scratchFor(int bucket);
-  void launchReduce(Scratch& s);
+  void launchReduce(Scratch& s, bool addToShard);
   void completeOldest();
   Gathered* findGathered(int unit);
   Gathered* startGather(int unit);

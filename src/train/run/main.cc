@@ -82,17 +82,26 @@ int main(int argc, char** argv) {
   }
   const int worldSize = opt.threads > 1 ? opt.threads : ranks[0]->size();
   const int firstRank = ranks[0]->rank();
-  std::string err = ct::fitToWorld(opt, worldSize);
-  if (!err.empty()) {
-    if (firstRank == 0) std::fprintf(stderr, "chorus-train: %s\n", err.c_str());
+  // Every rank finds the same problem with the options or the corpus: rank 0 says it, and the others wait
+  // for it to be said (a launcher ends the job when the first rank exits).
+  auto refuse = [&](const std::string& why) {
+    if (firstRank == 0) std::fprintf(stderr, "chorus-train: %s\n", why.c_str());
+    std::fflush(stderr);
+    if (ranks.size() == 1) {
+      try {
+        ranks[0]->barrier();
+      } catch (const std::exception&) {
+      }
+    }
     std::_Exit(2);
-  }
+  };
+  std::string err = ct::fitToWorld(opt, worldSize);
+  if (!err.empty()) refuse(err);
   ct::Corpus corpus;
   try {
     corpus = ct::loadCorpus(opt.corpus, opt.model.seqLen, opt.seed);
   } catch (const std::exception& e) {
-    if (firstRank == 0) std::fprintf(stderr, "chorus-train: %s\n", e.what());
-    std::_Exit(2);
+    refuse(e.what());
   }
 
   if (ranks.size() == 1) {

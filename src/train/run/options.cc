@@ -29,8 +29,7 @@ std::string checkOptions(const TrainOptions& o) {
   if (o.backend == "mpi" && !haveMpi) return "--backend mpi: this build has no MPI";
   if (o.backend == "mpi" && o.threads > 1) return "--backend mpi runs one rank per process: drop -t/--threads";
   if (o.saveEvery > 0 && o.save.empty()) return "--save-every needs --save DIR";
-  if (o.schedule == "cosine" && o.minLr > o.lr) return "--min-lr must not exceed --lr";
-  if (o.tp != 1 || o.pp != 1) return "--tp and --pp other than 1 are not supported yet";
+  if (o.lrSchedule == "cosine" && o.minLr > o.lr) return "--min-lr must not exceed --lr";
   return "";
 }
 
@@ -57,7 +56,8 @@ ParsedCommandLine parseCommandLine(int argc, char** argv) {
   app.add_option("--batch", o.batch, "sequences per data-parallel rank per micro-step")
       ->group(train)
       ->check(CLI::PositiveNumber);
-  auto* accum = app.add_option("--grad-accum", o.gradAccum, "micro-steps per step (gradient accumulation)")
+  auto* accum = app.add_option("--grad-accum,--micro-batches", o.gradAccum,
+                               "micro-batches per step (gradient accumulation; the pipeline's micro-batches)")
                     ->group(train)
                     ->check(CLI::PositiveNumber);
   app.add_option("--global-batch", o.globalBatch,
@@ -71,7 +71,7 @@ ParsedCommandLine parseCommandLine(int argc, char** argv) {
       ->group(train)
       ->check(CLI::NonNegativeNumber);
   app.add_option("--warmup", o.warmup, "steps of linear warm-up")->group(train)->check(CLI::NonNegativeNumber);
-  app.add_option("--lr-schedule", o.schedule, "constant or cosine (after warm-up)")
+  app.add_option("--lr-schedule", o.lrSchedule, "constant or cosine (after warm-up)")
       ->group(train)
       ->check(CLI::IsMember({"constant", "cosine"}));
   app.add_option("--weight-decay", o.weightDecay, "AdamW's decoupled weight decay (matrices only)")
@@ -92,6 +92,15 @@ ParsedCommandLine parseCommandLine(int argc, char** argv) {
   app.add_option("--dp", o.dp, "data-parallel ranks (default: all ranks)")->group(par)->check(CLI::NonNegativeNumber);
   app.add_option("--tp", o.tp, "tensor-parallel ranks")->group(par)->check(CLI::PositiveNumber);
   app.add_option("--pp", o.pp, "pipeline stages")->group(par)->check(CLI::PositiveNumber);
+  app.add_flag("--sequence-parallel", o.sequenceParallel,
+               "Megatron's sequence parallelism: LayerNorm regions split along the sequence (needs --tp > 1)")
+      ->group(par);
+  app.add_option("--schedule", o.pipeSchedule, "pipeline schedule: gpipe, 1f1b or interleaved")
+      ->group(par)
+      ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved"}));
+  app.add_option("--virtual-stages", o.virtualStages, "model chunks per pipeline stage (the interleaved schedule)")
+      ->group(par)
+      ->check(CLI::PositiveNumber);
   app.add_option("--zero", o.zero, "ZeRO stage: 0 (DDP), 1 (optimizer state), 2 (+ gradients), 3 (+ parameters)")
       ->group(par)
       ->check(CLI::Range(0, 3));
@@ -183,12 +192,32 @@ std::string fitToWorld(TrainOptions& o, int world) {
   if (o.dp * o.tp * o.pp != world)
     return "--dp " + std::to_string(o.dp) + " x --tp " + std::to_string(o.tp) + " x --pp " + std::to_string(o.pp) +
            " = " + std::to_string(o.dp * o.tp * o.pp) + " is not the number of ranks (" + std::to_string(world) + ")";
+  const ModelConfig& m = o.model;
+  auto divides = [&](int what, const char* name, int by, const char* byName) -> std::string {
+    if (what % by == 0) return "";
+    return std::string(name) + " (" + std::to_string(what) + ") must divide by " + byName + " (" + std::to_string(by) +
+           ")";
+  };
+  for (std::string e : {divides(m.heads, "--heads", o.tp, "--tp"), divides(m.vocab, "the vocabulary", o.tp, "--tp"),
+                        divides(m.ffn(), "the MLP width", o.tp, "--tp"),
+                        divides(m.layers, "--layers", o.pp * o.virtualStages, "--pp x --virtual-stages")})
+    if (!e.empty()) return e;
+  if (o.sequenceParallel && o.tp == 1) return "--sequence-parallel needs --tp above 1";
+  if (o.sequenceParallel && (o.batch * m.seqLen) % o.tp != 0)
+    return "--sequence-parallel needs --batch x --seq-len (" + std::to_string(o.batch * m.seqLen) +
+           ") divisible by --tp (" + std::to_string(o.tp) + ")";
+  if (o.virtualStages > 1 && o.pipeSchedule != "interleaved")
+    return "--virtual-stages above 1 needs --schedule interleaved";
+  if (o.pipeSchedule == "interleaved" && o.pp == 1) return "--schedule interleaved needs --pp above 1";
   if (o.globalBatch > 0) {
     if (o.globalBatch % (o.dp * o.batch) != 0)
       return "--global-batch " + std::to_string(o.globalBatch) +
              " is not a multiple of --dp x --batch = " + std::to_string(o.dp * o.batch);
     o.gradAccum = o.globalBatch / (o.dp * o.batch);
   }
+  if (o.pipeSchedule == "interleaved" && o.gradAccum % o.pp != 0)
+    return "--schedule interleaved needs --micro-batches (" + std::to_string(o.gradAccum) +
+           ") to be a multiple of --pp (" + std::to_string(o.pp) + ")";
   return "";
 }
 

@@ -20,13 +20,16 @@ struct TrainOptions {
   float lr = 3e-3f;
   float minLr = 0.0f;
   int warmup = 0;
-  std::string schedule = "constant";  // constant | cosine
+  std::string lrSchedule = "constant";  // constant | cosine
   float weightDecay = 0.1f;
   float beta1 = 0.9f, beta2 = 0.95f;
   float clip = 1.0f;  // global-norm clipping threshold; 0 turns it off
   uint64_t seed = 1;
   std::string corpus = "jargon";  // jargon | synthetic | a path
   int dp = 0, tp = 1, pp = 1;     // dp 0: every rank not used by tp * pp
+  bool sequenceParallel = false;
+  std::string pipeSchedule = "1f1b";  // gpipe | 1f1b | interleaved
+  int virtualStages = 1;
   int zero = 0;
   double bucketMb = 4.0;
   std::string gradCommDtype = "fp32";  // fp32 | bf16

@@ -57,33 +57,43 @@ void Report::step(const StepRecord& r, int64_t totalSteps, bool print) {
   }
 }
 
-void Report::memory(const std::vector<MemoryRow>& rows, int zero, int dp, int64_t psi) {
+void Report::memory(const std::vector<MemoryRow>& rows, int zero, int dp) {
   if (!active_) return;
   static const char* kFormula[] = {"16P", "8P + 8P/N", "4P + 12P/N", "16P/N"};
-  std::printf("memory per rank, MiB (P = %lld fp32 parameters, N = %d data-parallel ranks, ZeRO-%d: %s)\n",
-              static_cast<long long>(psi), dp, zero, kFormula[zero]);
-  std::printf("  rank   params    grads  optimizer   p+g+o  formula  activations  comm bufs   other\n");
+  std::printf("memory per rank, MiB (P = the rank's fp32 parameters, N = %d data-parallel ranks, ZeRO-%d: %s)\n", dp,
+              zero, kFormula[zero]);
+  std::printf("  rank         P   params    grads  optimizer   p+g+o  formula  activations  comm bufs   other\n");
   for (const MemoryRow& r : rows) {
     auto at = [&](MemKind k) { return r.bytes[static_cast<int>(k)]; };
     int64_t pgo = at(MemKind::kParams) + at(MemKind::kGrads) + at(MemKind::kOptimizer);
-    std::printf("  %4d %8.2f %8.2f %10.2f %7.2f %8.2f %12.2f %10.2f %7.2f%s\n", r.rank, mib(at(MemKind::kParams)),
-                mib(at(MemKind::kGrads)), mib(at(MemKind::kOptimizer)), mib(pgo), mib(r.formula),
-                mib(at(MemKind::kActivations)), mib(at(MemKind::kComm)), mib(at(MemKind::kOther)),
+    std::printf("  %4d %9lld %8.2f %8.2f %10.2f %7.2f %8.2f %12.2f %10.2f %7.2f%s\n", r.rank,
+                static_cast<long long>(r.psi), mib(at(MemKind::kParams)), mib(at(MemKind::kGrads)),
+                mib(at(MemKind::kOptimizer)), mib(pgo), mib(r.formula), mib(at(MemKind::kActivations)),
+                mib(at(MemKind::kComm)), mib(at(MemKind::kOther)),
                 pgo == r.formula ? "" : "  (differs from the formula)");
   }
   std::fflush(stdout);
 }
 
-void Report::comm(const std::string& group, const CommStats& stats, int steps) {
+void Report::volumes(const std::vector<GroupVolume>& measured, const std::vector<ExpectedVolume>& expected, int steps) {
   if (!active_ || steps <= 0) return;
-  bool any = false;
-  for (int k = 0; k < static_cast<int>(CollKind::kCount); ++k) {
-    const CommStats::Row& r = stats.rows[k];
-    if (r.calls == 0) continue;
-    if (!any) std::printf("communication per step, %s group (rank 0):\n", group.c_str());
-    any = true;
-    std::printf("  %-15s %8.1f calls %10.3f MiB messages %10.3f MiB sent\n", collKindName(static_cast<CollKind>(k)),
-                static_cast<double>(r.calls) / steps, mib(r.messageBytes) / steps, mib(r.sentBytes) / steps);
+  std::printf("communication per step (rank 0; MiB of messages: the larger of input and output, as nccl-tests)\n");
+  std::printf("  %-26s %-15s %9s %12s %12s  %s\n", "group", "collective", "calls", "measured", "formula", "");
+  for (const GroupVolume& g : measured) {
+    for (int k = 0; k < static_cast<int>(CollKind::kCount); ++k) {
+      const CommStats::Row& r = g.stats->rows[k];
+      const ExpectedVolume* e = nullptr;
+      for (const ExpectedVolume& x : expected)
+        if (x.group == g.group && static_cast<int>(x.kind) == k) e = &x;
+      if (r.calls == 0 && !e) continue;
+      std::printf("  %-26s %-15s %9.1f %12.3f ", g.group.c_str(), collKindName(static_cast<CollKind>(k)),
+                  static_cast<double>(r.calls) / steps, mib(r.messageBytes) / steps);
+      if (e) {
+        std::printf("%12.3f  %s\n", e->messageBytes / (1 << 20), e->formula.c_str());
+      } else {
+        std::printf("%12s\n", "-");
+      }
+    }
   }
   std::fflush(stdout);
 }

@@ -29,7 +29,21 @@ struct StepRecord {
 struct MemoryRow {
   int rank = 0;
   std::vector<int64_t> bytes;
+  int64_t psi = 0;  // parameters of the rank's part of the model (its flat buffer)
   int64_t formula = 0;
+};
+
+// A group's measured statistics, for the communication table.
+struct GroupVolume {
+  std::string group;
+  const CommStats* stats = nullptr;
+};
+// What the literature's formulas give per step for one group and collective.
+struct ExpectedVolume {
+  std::string group;
+  CollKind kind = CollKind::kAllReduce;
+  double messageBytes = 0;  // per step
+  std::string formula;
 };
 
 class Report {
@@ -44,8 +58,9 @@ class Report {
   bool active() const { return active_; }
   void line(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
   void step(const StepRecord& r, int64_t totalSteps, bool print);
-  void memory(const std::vector<MemoryRow>& rows, int zero, int dp, int64_t psi);
-  void comm(const std::string& group, const CommStats& stats, int steps);
+  void memory(const std::vector<MemoryRow>& rows, int zero, int dp);
+  // Per group and collective: calls and message bytes per step, measured, beside the formula's bytes.
+  void volumes(const std::vector<GroupVolume>& measured, const std::vector<ExpectedVolume>& expected, int steps);
 
  private:
   bool active_, quiet_;

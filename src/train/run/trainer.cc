@@ -1,5 +1,6 @@
 #include "run/trainer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -10,12 +11,15 @@
 #include "ckpt/atomic_file.h"
 #include "ckpt/checkpoint.h"
 #include "data/sampler.h"
-#include "model/gpt_stage.h"
 #include "model/init.h"
 #include "optim/adamw.h"
 #include "optim/lr_schedule.h"
 #include "parallel/data_parallel.h"
+#include "parallel/grid.h"
+#include "parallel/pipeline.h"
+#include "parallel/tensor_parallel.h"
 #include "run/report.h"
+#include "run/volumes.h"
 #include "tensor/blas.h"
 #include "tensor/memory_ledger.h"
 
@@ -25,12 +29,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
-}
-
-double totalWait(const std::vector<Comm*>& comms) {
-  double s = 0;
-  for (Comm* c : comms) s += c->stats().waitSeconds;
-  return s;
 }
 
 int64_t zeroFormulaBytes(int zero, int64_t psi, int n) {
@@ -47,17 +45,34 @@ class RankTrainer {
   RankTrainer(const TrainOptions& opt, Comm& world, const Corpus& corpus)
       : opt_(opt),
         world_(world),
-        layout_(opt.model, ModelPart::whole(opt.model), 16 * static_cast<int64_t>(world.size())),
+        grid_(world, opt.dp, opt.tp, opt.pp, opt.virtualStages),
+        layout_(opt.model,
+                ModelPart::forStage(opt.model, opt.tp, grid_.tpRank(), opt.pp, grid_.stage(), opt.virtualStages),
+                16 * static_cast<int64_t>(opt.dp)),
         corpus_(corpus),
         report_(world.rank() == 0, opt.quiet),
-        control_(world.duplicate()) {
+        control_(world.duplicate()),
+        // Each element counts once towards the global norm: copies that tensor parallelism keeps on every rank
+        // count on tensor-parallel rank 0, and the last stage's copy of the tied embedding not at all.
+        normMask_(layout_, [this](const TensorSpec& t) {
+          if (t.split == Split::kNone && grid_.tpRank() != 0) return false;
+          return !(t.name == "wte" && t.unit == layout_.finalUnit() && layout_.part().headHasOwnEmbedding);
+        }) {
     DataParallelOptions dpo;
     dpo.zero = opt.zero;
     dpo.bucketElems = static_cast<int64_t>(opt.bucketMb * (1 << 20) / sizeof(float));
     dpo.bf16Comm = opt.gradCommDtype == "bf16";
-    engine_ = DataParallel::create(dpo, layout_, world_);
-    model_ = std::make_unique<GptStage<float>>(layout_, opt.batch, nullptr);
-    acts_ = std::make_unique<StageActivations<float>>(layout_, opt.batch);
+    engine_ = DataParallel::create(dpo, layout_, grid_.dpGroup());
+    UnitAccess<float>* access = engine_.get();
+    if (grid_.tpGroup()) {
+      tpOps_ = std::make_unique<TensorParallel>(*grid_.tpGroup());
+      if (opt.sequenceParallel) {
+        spGrads_ = std::make_unique<SequenceParallelGrads>(*engine_, layout_, *grid_.tpGroup());
+        access = spGrads_.get();
+      }
+    }
+    pipeline_ = std::make_unique<Pipeline>(layout_, grid_, parseSchedule(opt.pipeSchedule), opt.batch, tpOps_.get(),
+                                           opt.sequenceParallel, *access);
     adam_.beta1 = opt.beta1;
     adam_.beta2 = opt.beta2;
     adam_.weightDecay = opt.weightDecay;
@@ -70,13 +85,14 @@ class RankTrainer {
   }
 
  private:
-  int dp() const { return world_.size(); }
+  int dp() const { return opt_.dp; }
   int64_t globalTokens() const { return static_cast<int64_t>(opt_.globalSequences(dp())) * opt_.model.seqLen; }
+  // The rank whose loss counts: the end of the model, tensor-parallel rank 0 (the others compute the same).
+  bool reportsLoss() const { return layout_.part().hasHead && grid_.tpRank() == 0; }
 
   void start() {
-    std::vector<float> p(static_cast<size_t>(layout_.size())), zeros(p.size());
-    uint64_t seed = opt_.seed;
     checkSaveDirectory();
+    uint64_t seed = opt_.seed;
     if (!opt_.resume.empty()) {
       std::string dir = latestCheckpoint(opt_.resume);
       FullState state = loadFullState(dir);
@@ -86,9 +102,11 @@ class RankTrainer {
       seed = state.run.seed;
       if (seed != opt_.seed)
         report_.line("resume: using the checkpoint's seed %llu", static_cast<unsigned long long>(seed));
-      report_.line("resumed from %s at step %lld (saved by %d ranks: dp %d, ZeRO-%d)", dir.c_str(),
-                   static_cast<long long>(state.run.step), state.run.world, state.run.dp, state.run.zero);
+      report_.line("resumed from %s at step %lld (saved by %d ranks: dp %d, tp %d, pp %d, ZeRO-%d)", dir.c_str(),
+                   static_cast<long long>(state.run.step), state.run.world, state.run.dp, state.run.tp, state.run.pp,
+                   state.run.zero);
     } else {
+      std::vector<float> p(static_cast<size_t>(layout_.size())), zeros(p.size());
       initParams(layout_, seed, p.data());
       engine_->importFull(p.data(), zeros.data(), zeros.data());
     }
@@ -96,36 +114,52 @@ class RankTrainer {
     seed_ = seed;
     train_.emplace(corpus_.train, opt_.model.seqLen, seed);
     val_.emplace(corpus_.val, opt_.model.seqLen, seed);
-    // The GEMM peak each rank reaches while the others measure theirs: the machine's aggregate, which MFU uses.
+    // The GEMM peak each rank reaches while the others measure theirs at the same time: summed, the
+    // machine's aggregate (ranks that share a core share its peak), which MFU is reported against.
+    control_->barrier();
     double peak = measureGemmPeakGflops(opt_.peakMs) * 1e9;
     control_->allReduce(&peak, &peak, 1, DType::kFloat64, RedOp::kSum).wait();
     peakFlops_ = peak;
     if (!opt_.quiet) banner();
-    for (Comm* c : commsForStats()) c->stats().reset();
+    for (Comm* c : allComms()) c->stats().reset();
     MemoryLedger::current().resetPeaks();
   }
 
   void banner() {
-    report_.line("chorus-train: %s, %lld parameters (%.2f M)", opt_.model.describe().c_str(),
-                 static_cast<long long>(opt_.model.paramCount()), opt_.model.paramCount() / 1e6);
-    report_.line("layout: %d ranks, dp %d, ZeRO-%d, backend %s, gradient buckets %.1f MiB (%zu), gradients in %s",
-                 world_.size(), dp(), opt_.zero, world_.backendName(), opt_.bucketMb, engine_->plan().buckets().size(),
-                 opt_.gradCommDtype.c_str());
+    const ModelConfig& m = opt_.model;
+    report_.line("chorus-train: %s, %lld parameters (%.2f M)", m.describe().c_str(),
+                 static_cast<long long>(m.paramCount()), m.paramCount() / 1e6);
+    report_.line(
+        "layout: %d ranks = dp %d x tp %d%s x pp %d (%s schedule, %d chunk(s) per stage), ZeRO-%d, backend %s, "
+        "gradient buckets %.1f MiB, gradients in %s",
+        world_.size(), dp(), opt_.tp, opt_.sequenceParallel ? " (sequence parallel)" : "", opt_.pp,
+        opt_.pipeSchedule.c_str(), opt_.virtualStages, opt_.zero, world_.backendName(), opt_.bucketMb,
+        opt_.gradCommDtype.c_str());
+    if (opt_.tp > 1 || opt_.pp > 1) report_.line("%s", grid_.describe().c_str());
     report_.line(
         "data: %s (%lld training bytes, %lld validation bytes); %d sequences of %d tokens per step "
-        "(batch %d x grad-accum %d x dp %d)",
+        "(batch %d x micro-batches %d x dp %d)",
         corpus_.name.c_str(), static_cast<long long>(corpus_.train.size()), static_cast<long long>(corpus_.val.size()),
-        opt_.globalSequences(dp()), opt_.model.seqLen, opt_.batch, opt_.gradAccum, dp());
+        opt_.globalSequences(dp()), m.seqLen, opt_.batch, opt_.gradAccum, dp());
     report_.line("GEMM peak %.1f GFLOP/s over all ranks; %.1f MFLOP per token", peakFlops_ / 1e9,
-                 opt_.model.flopsPerToken() / 1e6);
+                 m.flopsPerToken() / 1e6);
   }
 
-  // Every communicator whose waits count as exposed communication: the engine's and the control one (the
-  // loss and gradient-norm reduction).
-  std::vector<Comm*> commsForStats() {
+  // Every communicator whose waits count as exposed communication.
+  std::vector<Comm*> allComms() {
     std::vector<Comm*> c = engine_->comms();
+    for (auto& [name, comm] : grid_.groups())
+      if (std::find(c.begin(), c.end(), comm) == c.end()) c.push_back(comm);
+    for (bool wrap : {false, true})
+      for (Comm* in : {grid_.activationsFrom(wrap), grid_.gradientsFrom(wrap)})
+        if (in && std::find(c.begin(), c.end(), in) == c.end()) c.push_back(in);
     c.push_back(control_.get());
     return c;
+  }
+  double totalWait() {
+    double s = 0;
+    for (Comm* c : allComms()) s += c->stats().waitSeconds;
+    return s;
   }
 
   // A --save directory that already holds checkpoints of another model is refused: saving would bury them.
@@ -143,29 +177,52 @@ class RankTrainer {
                             there.run.model.describe() + "); choose another directory");
   }
 
+  Pipeline::Fill trainingData(int64_t step) {
+    return [this, step](int micro, int32_t* tokens, int32_t* targets) {
+      train_->fill(step, firstSequence(micro, grid_.dpRank(), dp(), opt_.batch), opt_.batch, tokens, targets);
+    };
+  }
+
+  // With several pipeline stages the embedding's two copies (first and last stage) get the sum of both
+  // gradients: each rank of the tied group puts its shard of its copy's gradient into a full-size buffer,
+  // the group sums them, and each takes its shard back.
+  void syncTiedEmbedding() {
+    Comm* tied = grid_.tiedGroup();
+    if (!tied) return;
+    const TensorSpec* w = layout_.find("wte");
+    Buffer<float> buf(w->size(), MemKind::kComm);
+    auto overlap = [&](int64_t off, int64_t n, auto&& copy) {
+      int64_t a = std::max(off, w->offset), b = std::min(off + n, w->offset + w->size());
+      if (a < b) copy(a - off, a - w->offset, b - a);
+    };
+    engine_->forEachShardGrad([&](int64_t off, int64_t n, float* g) {
+      overlap(off, n,
+              [&](int64_t gi, int64_t wi, int64_t k) { std::memcpy(buf.data() + wi, g + gi, k * sizeof(float)); });
+    });
+    tied->allReduce(buf.data(), buf.data(), static_cast<size_t>(buf.size()), DType::kFloat32, RedOp::kSum).wait();
+    engine_->forEachShardGrad([&](int64_t off, int64_t n, float* g) {
+      overlap(off, n,
+              [&](int64_t gi, int64_t wi, int64_t k) { std::memcpy(g + gi, buf.data() + wi, k * sizeof(float)); });
+    });
+  }
+
   void trainStep(int64_t step) {
-    const auto comms = commsForStats();
-    const double wait0 = totalWait(comms);
+    const double wait0 = totalWait();
     const auto t0 = Clock::now();
     const float gradScale = 1.0f / static_cast<float>(globalTokens());
-    double lossSum = 0;
-    for (int micro = 0; micro < opt_.gradAccum; ++micro) {
-      engine_->beginMicroStep(micro, opt_.gradAccum);
-      int64_t first = firstSequence(micro, world_.rank(), dp(), opt_.batch);
-      train_->fill(step, first, opt_.batch, acts_->tokens.data(), acts_->targets.data());
-      model_->forward(*acts_, *engine_);
-      lossSum += acts_->loss;
-      model_->backward(*acts_, gradScale, nullptr, *engine_);
-    }
+    engine_->beginStep(opt_.gradAccum);
+    PipelineStats ps = pipeline_->train(opt_.gradAccum, gradScale, trainingData(step));
     engine_->finishGradients();
-    if (step == opt_.steps && !opt_.dumpGrads.empty()) dumpGradients();
-    // The loss and the squared gradient norm of the whole data-parallel group in one small reduction.
-    double sums[2] = {lossSum, engine_->shardGradSquares()};
-    control_->allReduce(sums, sums, 2, DType::kFloat64, RedOp::kSum).wait();
+    syncTiedEmbedding();
+    if (step == opt_.steps && !opt_.dumpGrads.empty()) dumpGradients(step);
+    // The loss, the squared gradient norm and the pipeline's idle fraction of every rank in one reduction.
+    double sums[3] = {reportsLoss() ? ps.lossSum : 0.0, engine_->shardGradSquares(normMask_),
+                      ps.elapsedSeconds > 0 ? 1.0 - ps.computeSeconds / ps.elapsedSeconds : 0.0};
+    control_->allReduce(sums, sums, 3, DType::kFloat64, RedOp::kSum).wait();
     const double loss = sums[0] / static_cast<double>(globalTokens());
     const double norm = std::sqrt(sums[1]);
     const float clipScale = opt_.clip > 0 && norm > opt_.clip ? static_cast<float>(opt_.clip / (norm + 1e-6)) : 1.0f;
-    const float lr = learningRate(step, opt_.steps, opt_.lr, opt_.minLr, opt_.warmup, opt_.schedule);
+    const float lr = learningRate(step, opt_.steps, opt_.lr, opt_.minLr, opt_.warmup, opt_.lrSchedule);
     engine_->step(adam_, step, lr, clipScale);
     const double dt = seconds(t0, Clock::now());
 
@@ -176,12 +233,14 @@ class RankTrainer {
     r.gradNorm = norm;
     r.stepMs = dt * 1e3;
     r.tokensPerSecond = static_cast<double>(globalTokens()) / dt;
-    r.exposedCommMs = (totalWait(comms) - wait0) * 1e3;
+    r.exposedCommMs = (totalWait() - wait0) * 1e3;
     r.mfu = opt_.model.flopsPerToken() * static_cast<double>(globalTokens()) / dt / peakFlops_;
     stepsRun_++;
     timeRun_ += dt;
     commRun_ += r.exposedCommMs / 1e3;
     tokensRun_ += globalTokens();
+    bubbleRun_ += sums[2] / world_.size();
+    peakActs_ = std::max(peakActs_, ps.peakActivations);
     if (opt_.evalEvery > 0 && (step % opt_.evalEvery == 0 || step == opt_.steps)) r.valLoss = validationLoss();
     report_.step(r, opt_.steps, step % opt_.logEvery == 0 || step == opt_.steps || r.valLoss >= 0);
     lastVal_ = r.valLoss >= 0 ? r.valLoss : lastVal_;
@@ -191,48 +250,44 @@ class RankTrainer {
   }
 
   double validationLoss() {
+    // Validation's traffic is not the training step's: keep it out of the communication tables.
+    std::vector<Comm*> comms = allComms();
+    std::vector<CommStats> kept;
+    for (Comm* c : comms) kept.push_back(c->stats());
     engine_->beginEvaluation();
-    double sum = 0;
-    for (int k = world_.rank(); k < opt_.evalBatches; k += dp()) {
-      val_->fillFixed(static_cast<int64_t>(k) * opt_.batch, opt_.batch, acts_->tokens.data(), acts_->targets.data());
-      model_->forward(*acts_, *engine_);
-      sum += acts_->loss;
-    }
+    // Batch k of the fixed validation set goes to data-parallel rank k mod dp.
+    const int mine = (opt_.evalBatches - grid_.dpRank() + dp() - 1) / dp();
+    double sum = pipeline_->evaluate(mine, [this](int k, int32_t* tokens, int32_t* targets) {
+      val_->fillFixed(static_cast<int64_t>(k * dp() + grid_.dpRank()) * opt_.batch, opt_.batch, tokens, targets);
+    });
     engine_->endEvaluation();
+    if (!reportsLoss()) sum = 0;
     control_->allReduce(&sum, &sum, 1, DType::kFloat64, RedOp::kSum).wait();
+    for (size_t i = 0; i < comms.size(); ++i) comms[i]->stats() = kept[i];
     return sum / (static_cast<double>(opt_.evalBatches) * opt_.batch * opt_.model.seqLen);
   }
 
   void memoryTable() {
     const MemoryLedger& ledger = MemoryLedger::current();
     const int kinds = static_cast<int>(MemKind::kCount);
-    std::vector<int64_t> mine(kinds), all(static_cast<size_t>(kinds) * world_.size());
+    std::vector<int64_t> mine(kinds + 1), all(static_cast<size_t>(kinds + 1) * world_.size());
     for (int k = 0; k < kinds; ++k) mine[k] = ledger.peak(static_cast<MemKind>(k));
-    control_->allGather(mine.data(), all.data(), kinds, DType::kInt64).wait();
+    mine[kinds] = layout_.size();
+    control_->allGather(mine.data(), all.data(), kinds + 1, DType::kInt64).wait();
     std::vector<MemoryRow> rows;
     for (int r = 0; r < world_.size(); ++r) {
+      const int64_t* at = all.data() + static_cast<int64_t>(r) * (kinds + 1);
       MemoryRow row;
       row.rank = r;
-      row.bytes.assign(all.begin() + static_cast<int64_t>(r) * kinds,
-                       all.begin() + static_cast<int64_t>(r + 1) * kinds);
-      row.formula = zeroFormulaBytes(opt_.zero, layout_.size(), dp());
+      row.bytes.assign(at, at + kinds);
+      row.psi = at[kinds];
+      row.formula = zeroFormulaBytes(opt_.zero, row.psi, dp());
       rows.push_back(row);
     }
-    report_.memory(rows, opt_.zero, dp(), layout_.size());
+    report_.memory(rows, opt_.zero, dp());
   }
 
-  // Rank 0 writes the whole gradient: each rank contributes its shard, the others' parts are zeros.
-  void dumpGradients() {
-    std::vector<float> g(static_cast<size_t>(layout_.size()), 0.0f);
-    engine_->exportGradShard(g.data());
-    control_->allReduce(g.data(), g.data(), g.size(), DType::kFloat32, RedOp::kSum).wait();
-    if (world_.rank() != 0) return;
-    std::vector<uint8_t> bytes(g.size() * sizeof(float));
-    std::memcpy(bytes.data(), g.data(), bytes.size());
-    writeFileAtomic(opt_.dumpGrads, bytes);
-  }
-
-  void save(int64_t step) {
+  RunState runState(int64_t step) const {
     RunState run;
     run.step = step;
     run.seed = seed_;
@@ -241,9 +296,28 @@ class RankTrainer {
     run.model = opt_.model;
     run.world = world_.size();
     run.dp = dp();
+    run.tp = opt_.tp;
+    run.pp = opt_.pp;
     run.zero = opt_.zero;
-    saveCheckpoint(opt_.save, run, *engine_, *control_);
+    return run;
+  }
+
+  void save(int64_t step) {
+    std::vector<float> p, m, v;
+    saveCheckpoint(opt_.save, runState(step), engineShard(*engine_, p, m, v), *control_);
     report_.line("saved checkpoint of step %lld in %s", static_cast<long long>(step), opt_.save.c_str());
+  }
+
+  // The last step's gradient (before clipping), in checkpoint form: a "checkpoint" whose parameters are the
+  // gradient, so `chorus-train ckpt-diff` compares gradients of any two layouts tensor by tensor.
+  void dumpGradients(int64_t step) {
+    std::vector<float> p, m, v;
+    ShardSource src = engineShard(*engine_, p, m, v);
+    std::fill(p.begin(), p.end(), 0.0f);
+    engine_->exportGradShard(p.data());
+    std::fill(m.begin(), m.end(), 0.0f);
+    std::fill(v.begin(), v.end(), 0.0f);
+    saveCheckpoint(opt_.dumpGrads, runState(step), src, *control_);
   }
 
   void finish() {
@@ -257,28 +331,67 @@ class RankTrainer {
         static_cast<long long>(stepsRun_), static_cast<double>(tokensRun_) / timeRun_, 1e3 * timeRun_ / stepsRun_,
         1e3 * commRun_ / stepsRun_, lastLoss_,
         lastVal_ >= 0 ? (", validation " + std::to_string(lastVal_)).c_str() : "");
-    for (Comm* c : engine_->comms())
-      report_.comm(c == &world_ ? "data-parallel" : "parameter-gather", c->stats(), static_cast<int>(stepsRun_));
+    reportPipeline();
+    reportVolumes();
+  }
+
+  void reportPipeline() {
+    double peak = peakActs_;
+    control_->allReduce(&peak, &peak, 1, DType::kFloat64, RedOp::kMax).wait();
+    if (opt_.pp == 1) return;
+    const int M = opt_.gradAccum, P = opt_.pp, V = opt_.virtualStages;
+    int bound = 0;
+    for (int p = 0; p < P; ++p)
+      bound = std::max(bound, peakStoredActivations(pipelineSchedule(parseSchedule(opt_.pipeSchedule), P, p, M, V)));
+    report_.line(
+        "pipeline: bubble %.1f %% measured (mean over ranks and steps) vs %.1f %% = (P-1)/(V*M+P-1) for "
+        "P=%d, M=%d, V=%d; peak stored micro-batch activations %.0f vs %d (%s)",
+        100.0 * bubbleRun_ / stepsRun_, 100.0 * idealBubbleFraction(P, M, V), P, M, V, peak, bound,
+        opt_.pipeSchedule == "gpipe" ? "M for GPipe"
+                                     : (V > 1 ? "the interleaved schedule's warm-up + 1" : "P for 1F1B"));
+  }
+
+  void reportVolumes() {
+    VolumeInputs in;
+    in.model = opt_.model;
+    in.part = layout_.part();
+    in.batch = opt_.batch;
+    in.micros = opt_.gradAccum;
+    in.dp = dp();
+    in.zero = opt_.zero;
+    in.sequenceParallel = opt_.sequenceParallel;
+    in.psi = layout_.size();
+    in.stage = grid_.stage();
+    in.stages = opt_.pp;
+    in.bf16 = opt_.gradCommDtype == "bf16";
+    std::vector<GroupVolume> groups;
+    for (auto& [name, comm] : grid_.groups()) groups.push_back({name, &comm->stats()});
+    if (engine_->comms().size() > 1) groups.push_back({"parameter-gather", &engine_->comms()[1]->stats()});
+    report_.volumes(groups, expectedVolumes(in), static_cast<int>(stepsRun_));
   }
 
   const TrainOptions& opt_;
   Comm& world_;
+  Grid grid_;
   ParamLayout layout_;
   const Corpus& corpus_;
   Report report_;
   // Bookkeeping reductions (loss, norm, memory table, checkpoint manifest) on a communicator of their own,
   // so the data-parallel group's statistics count only the training traffic.
   std::unique_ptr<Comm> control_;
+  TensorMask normMask_;
   std::unique_ptr<DataParallel> engine_;
-  std::unique_ptr<GptStage<float>> model_;
-  std::unique_ptr<StageActivations<float>> acts_;
+  std::unique_ptr<TensorParallel> tpOps_;
+  std::unique_ptr<SequenceParallelGrads> spGrads_;
+  std::unique_ptr<Pipeline> pipeline_;
   AdamWConfig adam_;
   std::optional<Sampler> train_, val_;
   int64_t firstStep_ = 1;
   uint64_t seed_ = 0;
   double peakFlops_ = 1;
   int64_t stepsRun_ = 0, tokensRun_ = 0;
-  double timeRun_ = 0, commRun_ = 0, lastLoss_ = 0, lastVal_ = -1;
+  double timeRun_ = 0, commRun_ = 0, bubbleRun_ = 0, lastLoss_ = 0, lastVal_ = -1;
+  int peakActs_ = 0;
 };
 
 }  // namespace

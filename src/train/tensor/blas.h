@@ -17,8 +17,8 @@ void gemm(Trans ta, Trans tb, int m, int n, int k, T alpha, const T* a, int lda,
 // Sets the number of threads OpenBLAS uses in this process.
 void setBlasThreads(int n);
 
-// Times single-precision GEMMs of the shapes the trainer's layers use and returns the best GFLOP/s seen: the
-// peak that MFU (model FLOPs utilisation) is reported against. Takes about `budgetMs` milliseconds.
+// Times single-precision 512 x 512 GEMMs for about `budgetMs` milliseconds and returns their mean GFLOP/s: the
+// peak that MFU (model FLOPs utilisation) is reported against.
 double measureGemmPeakGflops(int budgetMs);
 
 }  // namespace chorus::train
