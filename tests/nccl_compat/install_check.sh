@@ -15,15 +15,7 @@ lib="$work/prefix/lib/libnccl.so.2"
 [ -e "$lib" ] || { echo "the install has no lib/libnccl.so.2"; exit 1; }
 [ "$(readlink -f "$lib")" = "$(readlink -f "$work/prefix/lib/libnccl.so.2.28.9")" ] || { echo "libnccl.so.2 is not 2.28.9"; exit 1; }
 
-declared=$(grep -oE '^[a-zA-Z_][a-zA-Z0-9_ ]*[ *]+p?nccl[A-Za-z0-9_]+ *\(' "$nccl_h_dir/nccl.h" |
-           grep -oE 'p?nccl[A-Za-z0-9_]+ *\($' | tr -d ' (' | sort -u)
-exported=$(nm -D --defined-only "$lib" | awk '{print $3}' | sort -u)
-if [ "$declared" != "$exported" ]; then
-  echo "exported, not in nccl.h:"; comm -13 <(echo "$declared") <(echo "$exported")
-  echo "in nccl.h, not exported:"; comm -23 <(echo "$declared") <(echo "$exported")
-  exit 1
-fi
-echo "libnccl.so.2 exports exactly the $(echo "$declared" | wc -l) functions of $nccl_h_dir/nccl.h"
+"$src/../consumer/exported_symbols.sh" "$lib" "$nccl_h_dir/nccl.h" nccl
 
 cc -I"$nccl_h_dir" -I"$cuda_h_dir" "$src/nccl_program.c" -o "$work/prog" -L"$work/prefix/lib" -lnccl -lpthread
 LD_LIBRARY_PATH="$work/prefix/lib" "$work/prog" threads 3 | tee "$work/out"
