@@ -7,6 +7,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin libhwloc-dev libibverbs-dev libopenblas-dev zlib1g-dev jargon-text
   gnuplot-nox graphviz iproute2 clang libclang-rt-14-dev
+  python3-torch libtorch-dev pybind11-dev python3-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds and runs every test: the fast default label, the full sweeps, the MPI comparisons, the network
+# Builds and runs every test: the fast default label, the full sweeps, the MPI comparisons, the PyTorch
+# backend (its own tests, then PyTorch's distributed tests against gloo and chorus), the network
 # namespace tests (as root), sanitizer builds of the in-process and thread tests, a short fuzz run of each
 # libFuzzer target, and the install/consumer check. Stops at the first failing stage.
 set -euo pipefail
@@ -26,6 +27,12 @@ ctest --test-dir build -L '^sweep$' --timeout 3000
 
 stage "tests: under mpirun (mpi)"
 ctest --test-dir build -L '^mpi$' --timeout 900 --no-tests=ignore
+
+stage "tests: the PyTorch backend chorus_torch (torch)"
+ctest --test-dir build -L '^torch$' --timeout 900
+
+stage "tests: PyTorch's distributed_test.py on gloo and chorus, 2 and 4 ranks (torch_full)"
+ctest --test-dir build -L '^torch_full$' --timeout 2400 --output-on-failure
 
 if [ "$(id -u)" -eq 0 ] && ip netns list >/dev/null 2>&1; then
   stage "tests: hosts in network namespaces (net)"

@@ -48,4 +48,13 @@ found=$(ldd "$work/pc-shared" | awk '/libchorus/ {print $3}')
 if [ -z "$found" ] || [ "$(realpath "$found")" != "$(realpath "$work/prefix/lib/libchorus.so.0")" ]; then
   echo "the RPATH of pkg-config's Libs was not used (libchorus resolved to '$found')"; exit 1
 fi
+
+# The PyTorch backend, when the build has it: the installed package imports and registers "chorus" (its
+# extension finds the installed libchorus through its RUNPATH).
+for pkg in "$work"/prefix/lib/python3*/dist-packages/chorus_torch; do
+  [ -d "$pkg" ] || continue
+  PYTHONPATH=$(dirname "$pkg") /usr/bin/python3 -c \
+    "import chorus_torch, torch.distributed as d; assert d.Backend('chorus') == 'chorus'; assert '$work' in chorus_torch.__file__"
+  echo "chorus_torch imports from the install"
+done
 echo "consumer check passed"

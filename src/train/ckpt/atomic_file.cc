@@ -14,6 +14,13 @@ namespace {
 [[noreturn]] void fail(const std::string& what, const std::string& path) {
   throw std::runtime_error(what + " " + path + ": " + std::strerror(errno));
 }
+// As fail, after closing fd (keeping the errno that explains the failure).
+[[noreturn]] void failClosing(int fd, const std::string& what, const std::string& path) {
+  int e = errno;
+  ::close(fd);
+  errno = e;
+  fail(what, path);
+}
 }  // namespace
 
 void writeFileAtomic(const std::string& path, const std::vector<uint8_t>& bytes) {
@@ -24,20 +31,10 @@ void writeFileAtomic(const std::string& path, const std::vector<uint8_t>& bytes)
   while (done < bytes.size()) {
     ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int e = errno;
-      ::close(fd);
-      errno = e;
-      fail("cannot write", tmp);
-    }
+    if (n < 0) failClosing(fd, "cannot write", tmp);
     done += static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0) {
-    int e = errno;
-    ::close(fd);
-    errno = e;
-    fail("cannot flush", tmp);
-  }
+  if (::fsync(fd) != 0) failClosing(fd, "cannot flush", tmp);
   ::close(fd);
   if (std::rename(tmp.c_str(), path.c_str()) != 0) fail("cannot rename into place", path);
   auto slash = path.find_last_of('/');
@@ -52,12 +49,7 @@ std::vector<uint8_t> readWholeFile(const std::string& path) {
   for (;;) {
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int e = errno;
-      ::close(fd);
-      errno = e;
-      fail("cannot read", path);
-    }
+    if (n < 0) failClosing(fd, "cannot read", path);
     if (n == 0) break;
     out.insert(out.end(), buf, buf + n);
   }

@@ -55,6 +55,23 @@ void causalSoftmaxBackward(double* dp, const double* p, int T) {
   causalSoftmaxBackwardImpl(dp, p, T);
 }
 
+// Head h of sequence b: its q, k and v columns in the (B,T,3C) buffer (row stride 3C), and the start of its
+// (T,T) block of probabilities.
+template <typename Q, typename P>
+struct Head {
+  Q* q;
+  Q* k;
+  Q* v;
+  P* p;
+  Head(Q* qkv, P* probs, int b, int h, int T, int H, int hs) {
+    const int C = H * hs;
+    q = qkv + static_cast<int64_t>(b) * T * 3 * C + h * hs;
+    k = q + C;
+    v = q + 2 * C;
+    p = probs + (static_cast<int64_t>(b) * H + h) * T * T;
+  }
+};
+
 }  // namespace
 
 template <typename F>
@@ -63,16 +80,13 @@ void attentionForward(F* out, F* probs, const F* qkv, int B, int T, int H, int h
   const F scale = F(1) / std::sqrt(F(hs));
   for (int b = 0; b < B; ++b) {
     for (int h = 0; h < H; ++h) {
-      const F* q = qkv + static_cast<int64_t>(b) * T * ld + h * hs;
-      const F* k = q + C;
-      const F* v = q + 2 * C;
-      F* p = probs + (static_cast<int64_t>(b) * H + h) * T * T;
+      Head<const F, F> x(qkv, probs, b, h, T, H, hs);
       // p (T,T) = scale * q (T,hs) * k^T (hs,T); only the lower triangle is kept.
-      gemm<F>(Trans::kNo, Trans::kYes, T, T, hs, scale, q, ld, k, ld, F(0), p, T);
-      causalSoftmax(p, T);
+      gemm<F>(Trans::kNo, Trans::kYes, T, T, hs, scale, x.q, ld, x.k, ld, F(0), x.p, T);
+      causalSoftmax(x.p, T);
       // out (T,hs) = p (T,T) * v (T,hs), written into this head's columns.
-      gemm<F>(Trans::kNo, Trans::kNo, T, hs, T, F(1), p, T, v, ld, F(0), out + static_cast<int64_t>(b) * T * C + h * hs,
-              C);
+      gemm<F>(Trans::kNo, Trans::kNo, T, hs, T, F(1), x.p, T, x.v, ld, F(0),
+              out + static_cast<int64_t>(b) * T * C + h * hs, C);
     }
   }
 }
@@ -83,13 +97,10 @@ void attentionBackward(F* dqkv, F* dscratch, const F* dout, const F* qkv, const 
   const F scale = F(1) / std::sqrt(F(hs));
   for (int b = 0; b < B; ++b) {
     for (int h = 0; h < H; ++h) {
-      const F* q = qkv + static_cast<int64_t>(b) * T * ld + h * hs;
-      const F* k = q + C;
-      const F* v = q + 2 * C;
-      F* dq = dqkv + static_cast<int64_t>(b) * T * ld + h * hs;
-      F* dk = dq + C;
-      F* dv = dq + 2 * C;
-      const F* p = probs + (static_cast<int64_t>(b) * H + h) * T * T;
+      Head<const F, const F> x(qkv, probs, b, h, T, H, hs);
+      Head<F, const F> d(dqkv, probs, b, h, T, H, hs);
+      const F *q = x.q, *k = x.k, *v = x.v, *p = x.p;
+      F *dq = d.q, *dk = d.k, *dv = d.v;
       const F* dO = dout + static_cast<int64_t>(b) * T * C + h * hs;
       F* dp = dscratch;
       // dv (T,hs) = p^T * dout; dp (T,T) = dout * v^T
