@@ -281,6 +281,10 @@ CHORUS_API chorusResult_t chorusGetUniqueId(chorusUniqueId* uniqueId);
  * Creates a communicator of `nranks` ranks in which the caller is `rank`. Collective: every rank must call
  * it with the same id and nranks. Blocks until all ranks have joined or the deadline (CHORUS_TIMEOUT_MS)
  * passes. The communicator is a host communicator (use the Config variant to choose a device).
+ *
+ * Inside chorusGroupStart/chorusGroupEnd (as NCCL) the call returns at once and the outermost chorusGroupEnd
+ * waits until the communicator is ready (and returns the first failure): one thread may create several ranks
+ * that way. This holds for chorusCommInitRankConfig and chorusCommInitRankScalable too.
  */
 CHORUS_API chorusResult_t chorusCommInitRank(chorusComm_t* comm, int nranks, chorusUniqueId commId, int rank);
 
@@ -485,7 +489,11 @@ CHORUS_API chorusResult_t chorusRecv(void* recvbuff, size_t count, chorusDataTyp
  * never deadlock, whatever their order.
  */
 CHORUS_API chorusResult_t chorusGroupStart(void);
-/** Launches the group and returns the first error of its calls. Without a GroupStart: chorusInvalidUsage. */
+/**
+ * Launches the group and returns the first error of its calls, after waiting for the communicators created in
+ * it (chorusInProgress while a non-blocking one is still being created). Without a GroupStart:
+ * chorusInvalidUsage.
+ */
 CHORUS_API chorusResult_t chorusGroupEnd(void);
 /**
  * Ends the group as chorusGroupEnd does, but launches nothing: the group's calls are dropped, and

@@ -157,6 +157,8 @@ chorusResult_t chorusGroupEnd(void) {
   return chorus::core::apiGuard("chorusGroupEnd", nullptr, [] {
     std::string error;
     Status st = chorus::core::groupEnd(&error);
+    // A non-blocking communicator created in the group is still being made: poll chorusCommGetAsyncError.
+    if (st == Status::kInProgress) return chorusInProgress;
     if (st != Status::kSuccess) CHORUS_THROW(st, error);
     return chorusSuccess;
   });

@@ -13,6 +13,7 @@
 #include "core/comm_registry.h"
 #include "core/config.h"
 #include "core/env_launch.h"
+#include "core/group.h"
 #include "core/init.h"
 #include "core/job_rendezvous.h"
 #include "core/red_ops.h"
@@ -29,12 +30,16 @@ chorus::bootstrap::UniqueId decodeId(const chorusUniqueId& id) {
   return chorus::bootstrap::decodeUniqueId(reinterpret_cast<const uint8_t*>(id.internal));
 }
 
-// The rest of InitRankConfig and InitRankScalable, once the id is known.
+// The rest of InitRankConfig and InitRankScalable, once the id is known. Inside a group the init is NCCL's
+// deferred one: it starts now on a thread and the outermost chorusGroupEnd waits for it, so that one thread
+// may create several ranks of one communicator between chorusGroupStart and chorusGroupEnd.
 chorusResult_t initWithId(chorusComm_t* comm, int nranks, const chorus::bootstrap::UniqueId& id, int rank,
                           chorusConfig_t* config) {
   CommOptions options = chorus::core::resolveOptions(config);
   options.device = chorus::core::resolveDevice(options.device);
-  Comm* c = chorus::core::initRank(id, nranks, rank, options);
+  const bool grouped = chorus::core::inGroup();
+  Comm* c = chorus::core::initRank(id, nranks, rank, options, grouped);
+  if (grouped) chorus::core::deferInit(c);
   *comm = reinterpret_cast<chorusComm_t>(c);
   return options.blocking ? chorusSuccess : chorusInProgress;
 }

@@ -27,6 +27,7 @@ struct PendingCall {
 struct GroupState {
   int depth = 0;
   std::vector<PendingCall> calls;
+  std::vector<Comm*> inits;  // communicators created inside the group (deferInit)
   Status firstError = Status::kSuccess;
   std::string firstMessage;
 };
@@ -115,6 +116,33 @@ void groupStart() {
   ++group.depth;
 }
 
+void deferInit(Comm* comm) {
+  group.inits.push_back(comm);
+}
+
+namespace {
+
+// Waits for the inits started inside a group; returns the first failure of a blocking one (its message in
+// *error), else kInProgress when a non-blocking one is still being created, else kSuccess.
+Status finishInits(const std::vector<Comm*>& inits, std::string* error) {
+  Status result = Status::kSuccess;
+  for (Comm* c : inits) {
+    if (!c->options().blocking) {
+      if (result == Status::kSuccess && c->initResult() == Status::kInProgress) result = Status::kInProgress;
+      continue;
+    }
+    c->joinInitThread();
+    const Status s = c->initResult();
+    if (s != Status::kSuccess && (result == Status::kSuccess || result == Status::kInProgress)) {
+      result = s;
+      *error = c->lastError();
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
 void recordGroupError(Status s, const std::string& msg) {
   if (group.depth > 0 && group.firstError == Status::kSuccess) {
     group.firstError = s;
@@ -128,6 +156,11 @@ bool groupSimulateEnd(double* estimatedUs, Status* firstError, std::string* erro
   if (--group.depth > 0) return false;
   GroupState state = std::move(group);
   group = GroupState{};
+  const Status inits = finishInits(state.inits, error);
+  if (inits != Status::kSuccess && inits != Status::kInProgress) {
+    *firstError = inits;
+    return false;
+  }
   if (state.firstError != Status::kSuccess) {
     *firstError = state.firstError;
     *error = "a call in the group failed: " + state.firstMessage;
@@ -151,14 +184,22 @@ Status groupEnd(std::string* error) {
   CHORUS_CHECK_USAGE(group.depth > 0, "chorusGroupEnd called without a matching chorusGroupStart");
   if (--group.depth > 0) return Status::kSuccess;
   std::vector<PendingCall> calls = std::move(group.calls);
+  std::vector<Comm*> created = std::move(group.inits);
   Status first = group.firstError;
   std::string msg = std::move(group.firstMessage);
   group = GroupState{};
+  std::string initError;
+  const Status inits = finishInits(created, &initError);
+  if (inits != Status::kSuccess && inits != Status::kInProgress) {
+    if (error != nullptr) *error = "a communicator created in the group failed: " + initError;
+    return inits;
+  }
   if (first != Status::kSuccess) {
     if (error != nullptr) *error = "a call in the group failed, nothing was launched: " + msg;
     return first;
   }
-  return launch(calls, error);
+  const Status launched = launch(calls, error);
+  return launched == Status::kSuccess ? inits : launched;
 }
 
 }  // namespace chorus::core

@@ -18,13 +18,18 @@ class HostStream;
 Status submit(Comm* comm, HostStream* stream, const coll::CollOp& op, std::string* error);
 
 void groupStart();
-// Throws chorusInvalidUsage without a matching groupStart. Returns the first error of the group's calls
-// (then nothing is launched) or of its blocking launches.
+// Throws chorusInvalidUsage without a matching groupStart. Waits for the communicators created in the group,
+// then returns the first failure of their creation, or the first error of the group's calls (then nothing is
+// launched), or of its blocking launches; else kInProgress while a non-blocking one is still being created.
 Status groupEnd(std::string* error);
 // chorusGroupSimulateEnd: ends the group as groupEnd does but launches nothing. When the outermost group had
 // calls, *estimatedUs receives the tuner's predicted time for them (per communicator the sum of its calls, the
 // longest communicator) and true is returned; false leaves it unset (a nested End, or no calls).
 bool groupSimulateEnd(double* estimatedUs, Status* firstError, std::string* error);
+// A communicator whose init was started inside the group (chorusCommInitRank*): the outermost groupEnd (or
+// groupSimulateEnd) waits for the init of the blocking ones and reports the first failure; with a non-blocking
+// one, groupEnd returns kInProgress.
+void deferInit(Comm* comm);
 // Records an error of a call made inside a group: groupEnd returns the first one.
 void recordGroupError(Status s, const std::string& msg);
 bool inGroup();

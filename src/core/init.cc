@@ -55,12 +55,12 @@ void showVersion(int rank) {
   });
 }
 
-Comm* initRank(const bootstrap::UniqueId& id, int nranks, int rank, const CommOptions& options) {
+Comm* initRank(const bootstrap::UniqueId& id, int nranks, int rank, const CommOptions& options, bool async) {
   // Each new communicator sees the environment as it is now (tests and tools change it between creations).
   param::reload();
   showVersion(rank);
   auto comm = std::make_unique<Comm>(rank, nranks, options);
-  if (options.blocking) {
+  if (options.blocking && !async) {
     LogRankScope logRank(rank);
     WaitContext ctx = comm->waitContext("joining the communicator");
     finishSetUp(comm.get(), bootstrap::Bootstrap::init(id, rank, nranks, ctx));

@@ -11,9 +11,9 @@
 namespace chorus::core {
 
 // Creates rank `rank` of `nranks` over the rendezvous of `id`. Blocking: returns the ready communicator.
-// Non-blocking (options.blocking == false): returns at once; the rest runs on a thread and the comm's
-// initResult() turns from kInProgress to the outcome.
-Comm* initRank(const bootstrap::UniqueId& id, int nranks, int rank, const CommOptions& options);
+// Non-blocking (options.blocking == false), or `async` (an init inside a group, which chorusGroupEnd completes):
+// returns at once; the rest runs on a thread and the comm's initResult() turns from kInProgress to the outcome.
+Comm* initRank(const bootstrap::UniqueId& id, int nranks, int rank, const CommOptions& options, bool async = false);
 
 // Creates a communicator over an existing bootstrap (split, shrink).
 Comm* initFromBootstrap(std::unique_ptr<bootstrap::Bootstrap> b, const CommOptions& options);

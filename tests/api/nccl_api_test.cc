@@ -511,6 +511,69 @@ TEST(InitRankScalable, SeveralIdsMakeOneCommunicator) {
   EXPECT_EQ(c, nullptr);
 }
 
+// ---- init inside a group ---------------------------------------------------------------------------------------
+
+// NCCL's "several devices per thread": one thread creates every rank between GroupStart and GroupEnd.
+TEST(InitInGroup, OneThreadCreatesEveryRank) {
+  for (int n : {1, 2, 3}) {
+    chorusUniqueId id;
+    ASSERT_EQ(chorusGetUniqueId(&id), chorusSuccess);
+    std::vector<chorusComm_t> comms(n, nullptr);
+    ASSERT_EQ(chorusGroupStart(), chorusSuccess);
+    for (int r = 0; r < n; ++r) {
+      chorusConfig_t config = CHORUS_CONFIG_INITIALIZER;
+      ASSERT_EQ(
+          r % 2 == 0 ? chorusCommInitRank(&comms[r], n, id, r) : chorusCommInitRankConfig(&comms[r], n, id, r, &config),
+          chorusSuccess);
+      ASSERT_NE(comms[r], nullptr);
+    }
+    ASSERT_EQ(chorusGroupEnd(), chorusSuccess) << chorusGetLastError(nullptr);
+    std::vector<int> in(n), out(n, -1);
+    ASSERT_EQ(chorusGroupStart(), chorusSuccess);
+    for (int r = 0; r < n; ++r) {
+      in[r] = r + 1;
+      ASSERT_EQ(chorusAllReduce(&in[r], &out[r], 1, chorusInt32, chorusSum, comms[r], nullptr), chorusSuccess);
+    }
+    ASSERT_EQ(chorusGroupEnd(), chorusSuccess) << chorusGetLastError(nullptr);
+    for (int r = 0; r < n; ++r) EXPECT_EQ(out[r], n * (n + 1) / 2);
+    destroyAll(comms);
+  }
+}
+
+TEST(InitInGroup, NonBlockingRanksAreInProgressUntilReady) {
+  chorusUniqueId id;
+  ASSERT_EQ(chorusGetUniqueId(&id), chorusSuccess);
+  chorusComm_t comms[2];
+  chorusConfig_t config = CHORUS_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ASSERT_EQ(chorusGroupStart(), chorusSuccess);
+  for (int r = 0; r < 2; ++r) EXPECT_EQ(chorusCommInitRankConfig(&comms[r], 2, id, r, &config), chorusInProgress);
+  const chorusResult_t end = chorusGroupEnd();
+  EXPECT_TRUE(end == chorusInProgress || end == chorusSuccess) << end;
+  for (chorusComm_t c : comms) {
+    chorusResult_t state = chorusInProgress;
+    for (int i = 0; i < 10000 && state == chorusInProgress; ++i) {
+      ASSERT_EQ(chorusCommGetAsyncError(c, &state), chorusSuccess);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_EQ(state, chorusSuccess);
+  }
+  for (chorusComm_t c : comms) chorusCommDestroy(c);
+}
+
+TEST(InitInGroup, AFailedCreationIsTheGroupsError) {
+  chorusUniqueId id;
+  ASSERT_EQ(chorusGetUniqueId(&id), chorusSuccess);
+  chorusComm_t comms[2];
+  ASSERT_EQ(chorusGroupStart(), chorusSuccess);
+  // The two ranks disagree on nranks: the rendezvous fails both.
+  ASSERT_EQ(chorusCommInitRank(&comms[0], 2, id, 0), chorusSuccess);
+  ASSERT_EQ(chorusCommInitRank(&comms[1], 3, id, 1), chorusSuccess);
+  EXPECT_EQ(chorusGroupEnd(), chorusInvalidArgument);
+  EXPECT_NE(std::string(chorusGetLastError(nullptr)).find("nranks"), std::string::npos) << chorusGetLastError(nullptr);
+  for (chorusComm_t c : comms) chorusCommDestroy(c);
+}
+
 // ---- windows -------------------------------------------------------------------------------------------------
 
 TEST(Windows, RegisterCheckAndDeregisterCollectively) {

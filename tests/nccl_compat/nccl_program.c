@@ -3,6 +3,8 @@
  * element of every result of NCCL's API:
  *   nccl_program threads N     ncclCommInitAll(NULL devlist) and one thread per rank
  *   nccl_program ids N         ncclGetUniqueId + non-blocking ncclCommInitRankConfig, one thread per rank
+ *   nccl_program group N       one thread creates every rank with ncclCommInitRank between ncclGroupStart and
+ *                              ncclGroupEnd (NCCL's "several devices per thread"), then one thread per rank
  *   nccl_program timeout       a receive nobody answers ends with an NCCL code (ncclRemoteError)
  *   nccl_program mpi           (built with NCCL_PROGRAM_MPI, under mpirun) the id travels by MPI_Bcast
  * Exit status 0 when everything matched; the first mismatch is printed. */
@@ -209,7 +211,10 @@ static void* runRank(void* arg) {
   return NULL;
 }
 
-static int runThreads(int n, int withIds) {
+enum Init { kInitAll, kIds, kGroup };
+
+static int runThreads(int n, enum Init how) {
+  const int withIds = how == kIds;
   int rank = -1;
   struct Rank ranks[64];
   pthread_t threads[64];
@@ -218,8 +223,13 @@ static int runThreads(int n, int withIds) {
   ncclComm_t comm = NULL;
   ncclUniqueId id;
   memset(&id, 0, sizeof(id));
-  if (withIds) {
+  if (how == kIds) {
     NCCL(ncclGetUniqueId(&id));
+  } else if (how == kGroup) {
+    NCCL(ncclGetUniqueId(&id));
+    NCCL(ncclGroupStart());
+    for (int r = 0; r < n; ++r) NCCL(ncclCommInitRank(&comms[r], n, id, r));
+    NCCL(ncclGroupEnd());
   } else {
     NCCL(ncclCommInitAll(comms, n, NULL)); /* NULL devlist: NCCL's devices 0..n-1; host ranks here */
   }
@@ -267,8 +277,9 @@ int main(int argc, char** argv) {
   CHECK(strlen(ncclGetErrorString(ncclInvalidUsage)) > 0, "error string");
   const char* mode = argc > 1 ? argv[1] : "threads";
   int status = 1;
-  if (strcmp(mode, "threads") == 0 || strcmp(mode, "ids") == 0) {
-    status = runThreads(argc > 2 ? atoi(argv[2]) : 2, strcmp(mode, "ids") == 0);
+  if (strcmp(mode, "threads") == 0 || strcmp(mode, "ids") == 0 || strcmp(mode, "group") == 0) {
+    const enum Init how = strcmp(mode, "ids") == 0 ? kIds : strcmp(mode, "group") == 0 ? kGroup : kInitAll;
+    status = runThreads(argc > 2 ? atoi(argv[2]) : 2, how);
   } else if (strcmp(mode, "timeout") == 0) {
     status = runTimeout();
 #ifdef NCCL_PROGRAM_MPI
