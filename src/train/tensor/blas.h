@@ -17,7 +17,7 @@ void gemm(Trans ta, Trans tb, int m, int n, int k, T alpha, const T* a, int lda,
 // Sets the number of threads OpenBLAS uses in this process.
 void setBlasThreads(int n);
 
-// Times single-precision 512 x 512 GEMMs for about `budgetMs` milliseconds and returns their mean GFLOP/s: the
+// Times single-precision 1024 x 1024 GEMMs for about `budgetMs` milliseconds and returns the best GFLOP/s: the
 // peak that MFU (model FLOPs utilisation) is reported against.
 double measureGemmPeakGflops(int budgetMs);
 
