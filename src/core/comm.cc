@@ -15,6 +15,7 @@
 #include "base/host_id.h"
 #include "base/logging.h"
 #include "base/params.h"
+#include "core/api_guard.h"
 #include "core/handle_registry.h"
 #include "core/topo_setup.h"
 #include "transport/fifo_geometry.h"
@@ -167,6 +168,10 @@ void Comm::abort() {
   abort_.store(1);
 }
 
+void Comm::revoke() {
+  abort_.store(kAbortRevoked);
+}
+
 void Comm::poisonConnections() {
   if (connections_) connections_->closeHost();
 }
@@ -201,6 +206,7 @@ Comm* checkComm(const void* handle, const char* arg) {
   CHORUS_CHECK_ARG(commHandles().contains(handle), arg,
                    " is not a live communicator (destroyed, or not from chorusCommInit*)");
   Comm* c = const_cast<Comm*>(static_cast<const Comm*>(handle));
+  noteCallComm(c);  // an error of this call is also the communicator's (chorusGetLastError)
   return c;
 }
 

@@ -85,6 +85,9 @@ class Comm {
   // Abort: every waiter on this comm gives up.
   void abort();
   bool aborted() const { return abort_.load() != 0; }
+  // chorusCommRevoke: aborts as abort() does, and waits report "revoked" (kAbortRevoked) instead of "aborted".
+  void revoke();
+  bool revoked() const { return abort_.load() == kAbortRevoked; }
   const std::atomic<uint32_t>* abortFlag() const { return &abort_; }
 
   // Init state for non-blocking creation; asynchronous error of executed work.
