@@ -16,6 +16,9 @@
 
 #include "transport/net/plugin_util.h"
 #include "transport/net/socket_plugin.h"
+#ifndef CHORUS_NET_SOCKET_AS_PLUGIN
+#include "base/params.h"
+#endif
 
 namespace chorus::netplugin::sock {
 namespace {
@@ -27,7 +30,6 @@ constexpr uint32_t kDefaultStreams = 1;
 #else
 constexpr const char* kName = "socket";
 constexpr int kMaxRequests = 128;
-constexpr uint32_t kDefaultStreams = 2;
 #endif
 WireAddress gListen;  // from init
 
@@ -99,11 +101,14 @@ struct Mr {
   size_t size;
 };
 
+// CHORUS_SOCKET_NSTREAMS for the built-in plugin (0 when out of range); the test plugin uses one stream.
 uint32_t streamsFromEnv() {
-  const char* v = getenv("CHORUS_SOCKET_NSTREAMS");
-  if (v == nullptr || *v == 0) return kDefaultStreams;
-  long n = strtol(v, nullptr, 10);
-  return n >= 1 && n <= static_cast<long>(kMaxStreams) ? static_cast<uint32_t>(n) : 0;
+#ifdef CHORUS_NET_SOCKET_AS_PLUGIN
+  return kDefaultStreams;
+#else
+  int64_t n = param::SocketNstreams();
+  return n >= 1 && n <= static_cast<int64_t>(kMaxStreams) ? static_cast<uint32_t>(n) : 0;
+#endif
 }
 
 chorusNetResult_t init(chorusNetLogger_t, const char* listenAddress) {
