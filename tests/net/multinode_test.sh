@@ -49,7 +49,7 @@ case "$mode" in
               -x UCX_TLS=tcp -- "$here/netns_wrap.sh" "$bin/${tool}_perf" -b 8 -e 1048576 -f 32 -c 1 -n 1 -w 0 \
               -d all -o all -r -1 2>&1)
       rc=$?
-      lines=$(echo "$out" | grep -cE '^\[0\] +[0-9]')
+      lines=$(echo "$out" | grep -cE '^(\[0\])? +[0-9]+ +[0-9]+ ')
       oob=$(echo "$out" | grep -m1 "Out of bounds values" | sed 's/.*: *//')
       echo "$tool: exit $rc, $lines result rows (every type, op and root), out of bounds values: $oob"
       if [ $rc -ne 0 ] || [ "$lines" -eq 0 ] || [ "$oob" != "0 OK" ]; then echo "$out" | tail -20; status=1; fi
