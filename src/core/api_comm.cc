@@ -107,8 +107,8 @@ const char* chorusGetLastError(chorusComm_t comm) {
   const bool live = comm != nullptr && chorus::core::commHandles().contains(comm);
   std::string msg = live ? reinterpret_cast<Comm*>(comm)->lastError() : chorus::core::threadLastError();
   if (held.size() >= 64 && held.count(comm) == 0) {
-    std::erase_if(held,
-                  [&](const auto& kv) { return kv.first != nullptr && !chorus::core::commHandles().contains(kv.first); });
+    std::erase_if(
+        held, [&](const auto& kv) { return kv.first != nullptr && !chorus::core::commHandles().contains(kv.first); });
   }
   std::string& slot = held[comm];
   slot = std::move(msg);

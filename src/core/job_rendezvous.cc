@@ -14,6 +14,7 @@
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "base/params.h"
 
 namespace chorus::core {
 
@@ -22,9 +23,9 @@ namespace {
 constexpr const char* kMagic = "chorus-job-rendezvous";
 constexpr int kVersion = 1;
 
-const char* env(const char* name) {
-  const char* v = getenv(name);
-  return v != nullptr && *v != '\0' ? v : nullptr;
+// A launcher's variable, "" when unset or empty (read through base/params.h, the library's one reader).
+std::string env(const char* name) {
+  return param::text(name).value_or("");
 }
 
 // A file-name-safe copy of a job id: letters, digits, '.', '-' and '_'; anything else becomes '_'.
@@ -42,15 +43,15 @@ std::string jobKey(std::string* source) {
   };
   for (const Id& id : {Id{"OMPI_MCA_ess_base_jobid", "ompi-"}, Id{"OMPI_MCA_orte_ess_jobid", "ompi-"},
                        Id{"PMIX_NAMESPACE", "pmix-"}}) {
-    if (const char* v = env(id.var)) {
+    if (const std::string v = env(id.var); !v.empty()) {
       *source = id.var;
       return id.prefix + sanitize(v);
     }
   }
-  if (const char* v = env("SLURM_JOB_ID")) {
-    const char* step = env("SLURM_STEP_ID");
+  if (const std::string v = env("SLURM_JOB_ID"); !v.empty()) {
+    const std::string step = env("SLURM_STEP_ID");
     *source = "SLURM_JOB_ID/SLURM_STEP_ID";
-    return "slurm-" + sanitize(v) + "." + sanitize(step != nullptr ? step : "x");
+    return "slurm-" + sanitize(v) + "." + sanitize(step.empty() ? "x" : step);
   }
   return "";
 }
@@ -58,19 +59,19 @@ std::string jobKey(std::string* source) {
 // Whether the launcher says all `size` ranks are on this host: 1 yes, 0 no, -1 it does not say. *why names
 // the variables that told.
 int oneHost(int size, std::string* why) {
-  if (const char* v = env("OMPI_COMM_WORLD_LOCAL_SIZE")) {
+  if (const std::string v = env("OMPI_COMM_WORLD_LOCAL_SIZE"); !v.empty()) {
     *why = detail::concat("OMPI_COMM_WORLD_LOCAL_SIZE=", v, " of OMPI_COMM_WORLD_SIZE=", size);
-    return atoi(v) == size ? 1 : 0;
+    return atoi(v.c_str()) == size ? 1 : 0;
   }
   for (const char* var : {"SLURM_STEP_NUM_NODES", "SLURM_NNODES", "SLURM_JOB_NUM_NODES"}) {
-    if (const char* v = env(var)) {
+    if (const std::string v = env(var); !v.empty()) {
       *why = detail::concat(var, "=", v);
-      return atoi(v) == 1 ? 1 : 0;
+      return atoi(v.c_str()) == 1 ? 1 : 0;
     }
   }
-  if (const char* v = env("MPI_LOCALNRANKS")) {
+  if (const std::string v = env("MPI_LOCALNRANKS"); !v.empty()) {
     *why = detail::concat("MPI_LOCALNRANKS=", v, " of ", size, " ranks");
-    return atoi(v) == size ? 1 : 0;
+    return atoi(v.c_str()) == size ? 1 : 0;
   }
   return -1;
 }
