@@ -5,6 +5,8 @@
 #
 #   perf/bind_spread.sh [BUILD_DIR] [RUNS] [SIZE]     (defaults: build 8 64M)
 #
+# LIMIT (seconds, default 300) bounds each run; a run that fails or passes it is reported and left out of the
+# spread (on a machine shared with other jobs a bound rank can starve behind them).
 # Prints, per collective and binding, every run's out-of-place Chorus time, Open MPI time and ratio (Chorus
 # busbw / MPI busbw), then the minimum, median and maximum of each. Raw outputs: perf/results/bind/.
 set -euo pipefail
@@ -26,13 +28,17 @@ for coll in all_reduce broadcast; do
     tag="${coll}_${size}_bind-${bind}"
     : >"$out/$tag.runs"
     for i in $(seq 1 "$runs"); do
-      mpirun --allow-run-as-root --oversubscribe --mca btl self,vader --bind-to "$bind" -np 2 \
-        "$build/bin/${coll}_perf" -b "$size" -e "$size" -w 2 -n 10 -c 1 --compare mpi >"$out/$tag.$i.txt" 2>&1
+      if ! timeout "${LIMIT:-300}" mpirun --allow-run-as-root --oversubscribe --mca btl self,vader --bind-to "$bind" -np 2 \
+        "$build/bin/${coll}_perf" -b "$size" -e "$size" -w 2 -n 10 -c 1 --compare mpi >"$out/$tag.$i.txt" 2>&1; then
+        echo "  $tag run $i failed or passed ${LIMIT:-300} s: $out/$tag.$i.txt"
+        continue
+      fi
       # Out of place: Chorus time is column 6, wrong elements column 9, MPI time column 14, the ratio 16.
       awk '/^ *[0-9]/ {if ($9 != 0) {print "wrong elements: " $9 > "/dev/stderr"; exit 1} print $6, $14, $16}' \
         "$out/$tag.$i.txt" >>"$out/$tag.runs"
     done
-    echo "$coll $size --bind-to $bind, $runs runs (chorus_us mpi_us ratio):"
+    [ -s "$out/$tag.runs" ] || continue
+    echo "$coll $size --bind-to $bind, $(wc -l <"$out/$tag.runs") of $runs runs (chorus_us mpi_us ratio):"
     tr '\n' ';' <"$out/$tag.runs" | sed 's/;/  /g; s/^/   /'
     echo
     summary "$bind" "$out/$tag.runs"
