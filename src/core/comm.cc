@@ -1,6 +1,5 @@
 #include "core/comm.h"
 
-#include <sched.h>
 #include <unistd.h>
 
 #include <strings.h>
@@ -17,6 +16,7 @@
 #include "base/params.h"
 #include "core/api_guard.h"
 #include "core/handle_registry.h"
+#include "core/oversubscription.h"
 #include "core/topo_setup.h"
 #include "transport/fifo_geometry.h"
 
@@ -93,6 +93,7 @@ void Comm::setUp(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
   unsigned cpu = 0, node = 0;
   if (getcpu(&cpu, &node) == 0) self.numaNode = static_cast<int>(node);
   gethostname(self.hostname, sizeof(self.hostname) - 1);
+  self.cpuMask = currentCpuMask();
   peers_.assign(nranks_, transport::PeerInfo{});
   peers_[rank_] = self;
   bootstrap_->allgather(peers_.data(), sizeof(transport::PeerInfo), waitContext("exchanging peer information"));
@@ -126,13 +127,11 @@ void Comm::setUp(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
   tuning_.algoSpec = param::Algo();
   tuning_.forcedChunk = param::ChunkSize();
   tuning_.id = coll::newTuningId();
-  // More ranks on this host than cores to run them: a spinning waiter holds the core its peer needs, so
-  // waits yield at once (as Open MPI's yield_when_idle). CHORUS_SPIN_US, when set, still decides.
-  int localRanks = 0;
-  for (const transport::PeerInfo& p : peers_) localRanks += p.hostHash == self.hostHash ? 1 : 0;
-  cpu_set_t cpus;
-  const int ncpus = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
-  oversubscribed_ = localRanks > ncpus && !param::text("CHORUS_SPIN_US");
+  // More ranks on this host than CPUs to run them: a spinning waiter holds the core its peer needs, so waits
+  // yield at once (as Open MPI's yield_when_idle). Decided from every local rank's mask: a rank bound to one
+  // core is not oversubscribed when its peers are bound to others. CHORUS_SPIN_US, when set, still decides.
+  oversubscribed_ =
+      ranksOutnumberCpus(localCpuMasks(peers_, self.hostHash), onlineCpus()) && !param::text("CHORUS_SPIN_US");
   if (logEnabled(LogLevel::kInfo, kInit)) {
     std::string line;
     for (int r = 0; r < nranks_; ++r) {
@@ -140,7 +139,8 @@ void Comm::setUp(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
       line += " " + std::to_string(r) + ":" + transportName(r);
     }
     CHORUS_LOG_INFO(kInit, "comm ", this, " rank ", rank_, " nranks ", nranks_, " commHash ", std::hex,
-                    bootstrap_->commHash(), std::dec, " transports per peer:", line);
+                    bootstrap_->commHash(), std::dec, oversubscribed_ ? " oversubscribed" : "",
+                    " transports per peer:", line);
   }
 }
 

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "base/cpu_mask.h"
+
 namespace chorus::transport {
 
 struct PeerInfo {
@@ -17,6 +19,7 @@ struct PeerInfo {
   int32_t numaNode = -1;
   char hostname[64] = {};
   char busId[32] = {};  // PCI bus id of the GPU, "" for host ranks
+  CpuMask cpuMask;      // the CPUs the rank may run on at init (empty: unknown); see core/oversubscription.h
 };
 
 }  // namespace chorus::transport
