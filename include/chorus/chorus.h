@@ -57,6 +57,8 @@ extern "C" {
 /** Flags of chorusCommShrink. DEFAULT assumes the excluded ranks are idle; ABORT first aborts pending work. */
 #define CHORUS_SHRINK_DEFAULT 0x00
 #define CHORUS_SHRINK_ABORT 0x01
+/** Flags of chorusCommRevoke (NCCL 2.28's ncclCommRevoke): only DEFAULT exists. */
+#define CHORUS_REVOKE_DEFAULT 0x00
 
 /** Opaque communicator handle. */
 typedef struct chorusComm* chorusComm_t;
@@ -222,6 +224,30 @@ CHORUS_API chorusResult_t chorusCommSplit(chorusComm_t comm, int color, int key,
  */
 CHORUS_API chorusResult_t chorusCommShrink(chorusComm_t comm, int* excludeRanksList, int excludeRanksCount,
                                            chorusComm_t* newcomm, chorusConfig_t* config, int shrinkFlags);
+
+/**
+ * Revokes comm (NCCL 2.28's ncclCommRevoke): every operation pending on it fails at once, on this rank and on
+ * the peers it is connected to (their waits on this rank end with chorusRemoteError), and returns once this
+ * rank's pending work has stopped. Later collectives on comm return chorusInvalidUsage ("revoked"). Local: it
+ * does not wait for other ranks. A revoked communicator can still be passed to chorusCommGetFailedRanks and
+ * chorusCommShrink (its bootstrap stays usable), then destroyed or aborted. revokeFlags must be
+ * CHORUS_REVOKE_DEFAULT.
+ */
+CHORUS_API chorusResult_t chorusCommRevoke(chorusComm_t comm, int revokeFlags);
+
+/**
+ * Chorus extension (NCCL has no such call): the survivors of comm agree on which of its ranks have failed,
+ * so that each can pass the same list to chorusCommShrink. Collective over the ranks that are alive: every
+ * surviving rank must call it (typically after an operation returned chorusRemoteError or chorusTimeout, and
+ * after chorusCommRevoke). A rank has failed when its process is gone (its bootstrap connections closed or
+ * it refuses connections) or it did not answer before comm's deadline (a stopped process). The survivors
+ * exchange what each knows over the bootstrap, in rounds, until all hold the same set: every survivor
+ * returns the same ranks, in increasing order. ranks must have room for comm's size (chorusCommCount); the
+ * number found is stored in *nranks (0 when every rank is alive). Cost: one round of small bootstrap messages
+ * between all pairs of survivors when every survivor already knows, one more per round that teaches a
+ * survivor something. Works on a revoked or failed communicator; not on an aborted (freed) one.
+ */
+CHORUS_API chorusResult_t chorusCommGetFailedRanks(chorusComm_t comm, int* ranks, int* nranks);
 
 /** Waits until all work issued on comm has completed and flushes it; collective. Call before Destroy. */
 CHORUS_API chorusResult_t chorusCommFinalize(chorusComm_t comm);

@@ -156,6 +156,38 @@ class BootstrapImpl : public Bootstrap {
     }
   }
 
+  void announceFailure(const std::string& why) override {
+    WaitContext ctx;
+    ctx.deadline = Deadline::afterMs(500);  // a notice is best effort: never hold a failing rank long
+    const std::string text = why.substr(0, 1024);
+    for (int p = 0; p < nranks(); ++p) {
+      if (p == rank_ || peerGone(p)) continue;
+      try {
+        send(p, kFailureNoticeTag, text.data(), text.size(), ctx);
+      } catch (const Error&) {
+        // That peer is gone or unreachable: it needs no notice.
+      }
+    }
+  }
+
+  void checkFailureNotices() const override {
+    Mailbox& mb = ep_.mailbox();
+    if (mb.notices() == 0) return;
+    std::vector<uint8_t> msg;
+    for (int p = 0; p < nranks(); ++p) {
+      if (p != rank_ && mb.peek(MailKey{authHash_, commHash_, rank_, p, kFailureNoticeTag}, &msg)) {
+        CHORUS_THROW(Status::kRemoteError, "rank ", rank_, ": peer rank ", p,
+                     " failed: ", std::string(msg.begin(), msg.end()));
+      }
+    }
+  }
+
+  bool peerGone(int peer) const override {
+    checkPeer(peer, "liveness of");
+    if (peer == rank_ || isLocal(peer)) return false;
+    return ep_.mailbox().peerGone(PeerKey{authHash_, keys_[static_cast<size_t>(peer)]});
+  }
+
   SocketAddress peerAddress(int rank) const override {
     CHORUS_CHECK_ARG(rank >= 0 && rank < nranks(), "bootstrap peerAddress: rank ", rank, " out of range");
     return table_[static_cast<size_t>(rank)];

@@ -10,6 +10,7 @@
 #include "core/comm.h"
 #include "core/config.h"
 #include "core/env_launch.h"
+#include "core/failed_ranks.h"
 #include "core/handle_registry.h"
 #include "core/init.h"
 
@@ -242,6 +243,33 @@ chorusResult_t chorusCommShrink(chorusComm_t comm, int* excludeRanksList, int ex
   });
 }
 
+chorusResult_t chorusCommRevoke(chorusComm_t comm, int revokeFlags) {
+  return apiGuard("chorusCommRevoke", nullptr, [&] {
+    Comm* c = checkComm(comm);
+    CHORUS_CHECK_ARG(revokeFlags == CHORUS_REVOKE_DEFAULT, "revokeFlags must be CHORUS_REVOKE_DEFAULT, not ",
+                     revokeFlags);
+    c->joinInitThread();
+    CHORUS_CHECK_USAGE(c->initResult() == Status::kSuccess, "the communicator was not created successfully");
+    c->revoke();
+    return chorusSuccess;
+  });
+}
+
+chorusResult_t chorusCommGetFailedRanks(chorusComm_t comm, int* ranks, int* nranks) {
+  return apiGuard("chorusCommGetFailedRanks", nullptr, [&] {
+    Comm* c = checkComm(comm);
+    CHORUS_CHECK_ARG(ranks != nullptr, "ranks is NULL");
+    CHORUS_CHECK_ARG(nranks != nullptr, "nranks is NULL");
+    *nranks = 0;
+    c->joinInitThread();
+    CHORUS_CHECK_USAGE(c->initResult() == Status::kSuccess, "the communicator was not created successfully");
+    std::vector<int> failed = chorus::core::agreeOnFailedRanks(*c);
+    std::copy(failed.begin(), failed.end(), ranks);
+    *nranks = static_cast<int>(failed.size());
+    return chorusSuccess;
+  });
+}
+
 chorusResult_t chorusCommFinalize(chorusComm_t comm) {
   return apiGuard("chorusCommFinalize", nullptr, [&] {
     Comm* c = checkComm(comm);
@@ -267,6 +295,8 @@ chorusResult_t chorusCommAbort(chorusComm_t comm) {
     if (comm == nullptr) return chorusSuccess;
     Comm* c = checkComm(comm);
     c->abort();
+    if (c->initResult() == Status::kSuccess)
+      c->announceFailure("rank " + std::to_string(c->rank()) + " aborted the communicator (chorusCommAbort)");
     destroyComm(c);
     return chorusSuccess;
   });

@@ -56,7 +56,10 @@ WaitContext Comm::waitContext(std::string what) const {
   ctx.abort = &abort_;
   if (bootstrap_) {
     const bootstrap::Bootstrap* b = bootstrap_.get();
-    ctx.liveness = [b] { b->checkPeers(); };
+    ctx.liveness = [b] {
+      b->checkFailureNotices();
+      b->checkPeers();
+    };
   }
   ctx.spinNs = oversubscribed_ ? 0 : -1;
   ctx.yieldNs = oversubscribed_ ? kOversubscribedYieldNs : -1;
@@ -70,7 +73,13 @@ void Comm::fillWaitContext(WaitContext* ctx) const {
   // Data-path waits watch only the peer they wait on (each connection's own check): a peer that finished its
   // part and exited cleanly is no error while its last data is still in flight. A rank whose operation
   // fails closes its connections (poisonConnections), so a failure reaches its neighbours at once.
-  ctx->liveness = nullptr;
+  // A peer that announced a failure of this communicator (Bootstrap::announceFailure) ends every wait at once.
+  if (bootstrap_) {
+    const bootstrap::Bootstrap* b = bootstrap_.get();
+    ctx->liveness = [b] { b->checkFailureNotices(); };
+  } else {
+    ctx->liveness = nullptr;
+  }
   ctx->spinNs = oversubscribed_ ? 0 : -1;
   ctx->yieldNs = oversubscribed_ ? kOversubscribedYieldNs : -1;
   if (ctx->what != rankTag_) ctx->what = rankTag_;
@@ -165,6 +174,23 @@ Worker& Comm::worker() {
 
 void Comm::abort() {
   abort_.store(1);
+}
+
+void Comm::announceFailure(const std::string& why) {
+  if (announced_.exchange(true) || !bootstrap_) return;
+  bootstrap_->announceFailure(why);
+}
+
+void Comm::revoke() {
+  revoked_.store(true);
+  abort();
+  poisonConnections();
+  announceFailure(rankTag_ + " revoked the communicator (chorusCommRevoke)");
+  // Pending work sees the abort flag at its next wait; the deadline only bounds a bug.
+  WaitContext ctx;
+  ctx.deadline = Deadline::afterMs(options_.timeoutMs);
+  ctx.what = rankTag_ + ": chorusCommRevoke waiting for pending work to stop";
+  waitIdle(ctx);
 }
 
 void Comm::poisonConnections() {

@@ -82,6 +82,18 @@ class Comm {
   // memory or in-process FIFOs) fail at once instead of at their deadline.
   void poisonConnections();
 
+  // Tells every peer, once, that this rank's communicator failed: their pending and next operations on it fail
+  // at once with chorusRemoteError naming this rank and `why` (Bootstrap::announceFailure).
+  void announceFailure(const std::string& why);
+
+  // chorusCommRevoke: aborts pending work, closes the host connections (peers waiting on this rank fail now)
+  // and waits until no operation is pending; later operations are refused. The bootstrap stays usable.
+  void revoke();
+  bool revoked() const { return revoked_.load(); }
+
+  // A fresh tag base for one chorusCommGetFailedRanks call; the same sequence on every rank.
+  uint64_t nextAgreementTag() { return ++agreementCount_; }
+
   // Abort: every waiter on this comm gives up.
   void abort();
   bool aborted() const { return abort_.load() != 0; }
@@ -127,6 +139,9 @@ class Comm {
   std::string rankTag_;  // "rank R"
 
   std::atomic<uint32_t> abort_{0};
+  std::atomic<bool> revoked_{false};
+  std::atomic<bool> announced_{false};
+  uint64_t agreementCount_ = 0;
   std::atomic<int> initState_{static_cast<int>(Status::kInProgress)};
   std::atomic<int> asyncError_{0};
   std::atomic<int> pending_{0};

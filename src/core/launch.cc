@@ -68,6 +68,7 @@ Failure executeLaunch(const std::vector<CommWork>& works) {
       if (cause.compare(0, tag.size(), tag) == 0) cause.erase(0, tag.size());
       f = Failure{e.status(), tag + describe(w.ops) + ": " + cause};
       w.comm->poisonConnections();
+      w.comm->announceFailure(f.message);
       CHORUS_LOG_WARN(kColl, f.message);
     } catch (const std::exception& e) {
       f = Failure{Status::kInternalError, "rank " + std::to_string(w.comm->rank()) + ": internal error: " + e.what()};

@@ -63,7 +63,8 @@ std::unique_ptr<Connection> SocketTransport::connectSend(const ConnectSpec& spec
   ctx.what = state->what;
   SocketAddress addr = SocketAddress::parse(d.address, -1, "socket connection descriptor address");
   for (uint32_t s = 0; s < d.nstreams; ++s) {
-    Socket sock = Socket::connect(addr, ctx);  // sets TCP_NODELAY
+    // The receiver's proxy listened before it posted the descriptor: a refusal means its process is gone.
+    Socket sock = Socket::connect(addr, ctx, /*refusedIsFinal=*/true);  // sets TCP_NODELAY
     Hello hello{};
     hello.magic = kHelloMagic;
     hello.stream = s;
