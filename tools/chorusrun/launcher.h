@@ -36,6 +36,12 @@ struct JobSpec {
   EnvVars extraEnv;                       // -x NAME=VALUE: set after, and so over, the CHORUS_* variables
   std::chrono::milliseconds timeout{0};   // 0: none
   std::chrono::milliseconds grace{2000};  // between SIGTERM and SIGKILL when stopping ranks
+  // After a rank fails, the others get this long to report the library's error and exit by themselves before
+  // they are stopped (SIGTERM, then SIGKILL after `grace`). 0: stop them at once.
+  std::chrono::milliseconds failGrace{2000};
+  // A failing rank does not stop the job (elastic training: the survivors shrink their communicators and go
+  // on). The job's status is then 0 when any rank exited with 0, else the first failing rank's.
+  bool keepGoing = false;
   LineHandler onLine;
   NoticeHandler onNotice;
 };
@@ -103,6 +109,8 @@ class Launcher {
   int forwarded_ = 0;  // SIGINT/SIGTERM forwarded so far
   bool stopping_ = false;
   bool killed_ = false;
+  bool failPending_ = false;  // a rank failed: the others are stopped at failStopAt_ unless they exit first
+  Clock::time_point failStopAt_;
   Clock::time_point killAt_;
   Clock::time_point timeoutAt_;
   JobResult result_;
