@@ -32,18 +32,36 @@ void checkRankArgs(chorusComm_t* comm, int nranks, int rank) {
   CHORUS_CHECK_ARG(rank >= 0 && rank < nranks, "rank ", rank, " is outside [0, nranks=", nranks, ")");
 }
 
-// Frees a communicator once its pending work has drained (or the deadline passed).
+// How long chorusCommDestroy lets work still in flight finish (a host stream's queued operations, sends a live
+// peer has not consumed yet) before it gives up on it: destroy frees local resources promptly and does not wait
+// for other ranks; chorusCommFinalize is the call that waits for completion and reports what could not complete.
+constexpr int64_t kDestroyFlushMs = 2000;
+
+// Frees a communicator. A healthy one first lets in-flight work finish (at most kDestroyFlushMs; a dead peer
+// ends that at once); a failed, aborted or revoked one, or work that did not finish, is aborted, and the peers
+// waiting on it are told.
 void destroyComm(Comm* c) {
   c->joinInitThread();
-  if (c->aborted()) c->poisonConnections();  // peers waiting on an aborted rank fail now
   chorus::core::commHandles().remove(c);
-  try {
-    c->waitIdle(c->waitContext("destroying the communicator"));
-    if (!c->aborted()) c->drainSends(c->waitContext("flushing sends before destroying the communicator"));
-  } catch (const chorus::Error&) {
-    c->abort();  // work still pending at the deadline: stop it before freeing what it uses
+  const bool created = c->initResult() == Status::kSuccess;
+  bool healthy = created && !c->aborted() && c->asyncError() == Status::kSuccess;
+  if (healthy) {
+    chorus::WaitContext ctx = c->waitContext("destroying the communicator");
+    ctx.deadline = ctx.deadline.min(chorus::Deadline::afterMs(kDestroyFlushMs));
+    try {
+      c->waitIdle(ctx);
+      c->drainSends(ctx);
+    } catch (const chorus::Error& e) {
+      CHORUS_LOG_INFO(kInit, "chorusCommDestroy: work still in flight is abandoned: ", e.what());
+      healthy = false;
+    }
+  }
+  if (!healthy) {
+    c->abort();  // pending work stops at its next wait
+    c->poisonConnections();
+    if (created) c->announceFailure("rank " + std::to_string(c->rank()) + " destroyed or aborted the communicator");
     chorus::WaitContext ctx;
-    ctx.deadline = chorus::Deadline::afterMs(10000);
+    ctx.deadline = chorus::Deadline::afterMs(10000);  // aborted waits end at once; this bounds a bug
     try {
       c->waitIdle(ctx);
     } catch (const chorus::Error&) {

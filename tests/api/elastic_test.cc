@@ -115,10 +115,12 @@ int runEveryCollective(chorusComm_t comm, int rank, int n) {
   return 0;
 }
 
-// args[0]: the rank that dies; args[1]: "kill" (SIGKILL mid-collective) or "exit" (exit(1) mid-collective).
+// args[0]: the rank that dies; args[1]: "kill" (SIGKILL mid-collective) or "exit" (exit(1) mid-collective);
+// args[2]: how the survivors free the old communicator, "abort" or "destroy".
 const bool kElasticChild = registerChild("elastic", [](int rank, int nranks, const std::vector<std::string>& args) {
   const int victim = std::stoi(args.at(0));
   const std::string how = args.at(1);
+  const bool destroy = args.at(2) == "destroy";
   chorusComm_t comm = nullptr;
   CHILD_CHECK(chorusCommInitFromEnv(&comm, nullptr) == chorusSuccess, 2, "%s", chorusGetLastError(nullptr));
   // One correct call first: the connections exist, the failure happens in the data path.
@@ -156,7 +158,8 @@ const bool kElasticChild = registerChild("elastic", [](int rank, int nranks, con
               16, "%s", chorusGetLastError(comm));
   double shrinkTook = secondsSince(start);
   start = Clock::now();
-  CHILD_CHECK(chorusCommAbort(comm) == chorusSuccess, 17, "%s", chorusGetLastError(nullptr));
+  CHILD_CHECK((destroy ? chorusCommDestroy(comm) : chorusCommAbort(comm)) == chorusSuccess, 17, "%s",
+              chorusGetLastError(nullptr));
   double abortTook = secondsSince(start);
   CHILD_CHECK(abortTook < 1.0, 18, "abort took %.3f s", abortTook);
   int n = 0, me = -1;
@@ -175,6 +178,7 @@ const bool kElasticChild = registerChild("elastic", [](int rank, int nranks, con
 struct ElasticCase {
   int nranks, victim, hosts;
   const char* how;
+  const char* free;  // "abort" or "destroy"
 };
 
 class Elastic : public ::testing::TestWithParam<ElasticCase> {};
@@ -184,7 +188,7 @@ TEST_P(Elastic, SurvivorsRevokeAgreeShrinkAndRunEveryCollective) {
   ChildOptions opt;
   opt.hosts = c.hosts;
   opt.timeoutSec = 90;
-  opt.args = {std::to_string(c.victim), c.how};
+  opt.args = {std::to_string(c.victim), c.how, c.free};
   opt.env["CHORUS_TIMEOUT_MS"] = "30000";
   auto results = runChildren("elastic", c.nranks, opt);
   for (int r = 0; r < c.nranks; ++r) {
@@ -196,14 +200,16 @@ TEST_P(Elastic, SurvivorsRevokeAgreeShrinkAndRunEveryCollective) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, Elastic,
-                         ::testing::Values(ElasticCase{4, 3, 1, "kill"}, ElasticCase{4, 1, 1, "kill"},
-                                           ElasticCase{4, 2, 2, "kill"}, ElasticCase{4, 0, 1, "exit"},
-                                           ElasticCase{3, 1, 3, "exit"}),
-                         [](const ::testing::TestParamInfo<ElasticCase>& i) {
-                           return std::string(i.param.how) + std::to_string(i.param.nranks) + "ranks_victim" +
-                                  std::to_string(i.param.victim) + "_hosts" + std::to_string(i.param.hosts);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Cases, Elastic,
+    ::testing::Values(ElasticCase{4, 3, 1, "kill", "abort"}, ElasticCase{4, 1, 1, "kill", "destroy"},
+                      ElasticCase{4, 2, 2, "kill", "abort"}, ElasticCase{4, 0, 1, "exit", "destroy"},
+                      ElasticCase{3, 1, 3, "exit", "destroy"}, ElasticCase{8, 5, 2, "kill", "abort"},
+                      ElasticCase{2, 1, 1, "kill", "destroy"}),
+    [](const ::testing::TestParamInfo<ElasticCase>& i) {
+      return std::string(i.param.how) + std::to_string(i.param.nranks) + "ranks_victim" +
+             std::to_string(i.param.victim) + "_hosts" + std::to_string(i.param.hosts) + "_" + i.param.free;
+    });
 
 }  // namespace
 }  // namespace chorus::test
