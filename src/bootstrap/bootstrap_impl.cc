@@ -53,7 +53,9 @@ class BootstrapImpl : public Bootstrap {
     CHORUS_CHECK_ARG(size <= kMaxDataPayload, "rank ", rank_, ": bootstrap send to rank ", peer, ": ", size,
                      " bytes exceed the bootstrap message limit of ", kMaxDataPayload);
     WaitContext c = ctx;
-    c.what = detail::concat("rank ", rank_, ": bootstrap send to rank ", peer, " (tag ", tag, ")");
+    // The caller's words say what the message is for; the tag only when there are none.
+    c.what = ctx.what.empty() ? detail::concat("rank ", rank_, ": bootstrap send to rank ", peer, " (tag ", tag, ")")
+                              : detail::concat(ctx.what, " (bootstrap message to rank ", peer, ")");
     if (isLocal(peer)) {
       // Ranks sharing this endpoint: straight into the mailbox, no socket.
       const auto* p = static_cast<const uint8_t*>(data);
@@ -81,7 +83,8 @@ class BootstrapImpl : public Bootstrap {
   std::vector<uint8_t> recv(int peer, uint64_t tag, const WaitContext& ctx) override {
     checkPeer(peer, "recv from");
     WaitContext c = ctx;
-    c.what = detail::concat("rank ", rank_, ": bootstrap recv from rank ", peer, " (tag ", tag, ")");
+    c.what = ctx.what.empty() ? detail::concat("rank ", rank_, ": bootstrap recv from rank ", peer, " (tag ", tag, ")")
+                              : detail::concat(ctx.what, " (bootstrap message from rank ", peer, ")");
     MailKey key{authHash_, commHash_, rank_, peer, tag};
     Mailbox& mb = ep_.mailbox();
     std::vector<uint8_t> msg;

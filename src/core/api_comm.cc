@@ -4,6 +4,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/shm.h"
 #include "base/socket.h"
 #include "chorus/chorus.h"
 #include "core/api_guard.h"
@@ -65,6 +66,12 @@ void destroyComm(Comm* c) {
     try {
       c->waitIdle(ctx);
     } catch (const chorus::Error&) {
+    }
+  }
+  // Segments that dead peers on this host created and no one mapped (they died during connection set-up).
+  if (created) {
+    for (const chorus::transport::PeerInfo& p : c->peers()) {
+      if (p.hostHash == c->peers()[c->rank()].hostHash) chorus::sweepSegmentsOf(p.pid);
     }
   }
   delete c;
@@ -293,8 +300,13 @@ chorusResult_t chorusCommFinalize(chorusComm_t comm) {
     Comm* c = checkComm(comm);
     c->joinInitThread();
     CHORUS_CHECK_USAGE(c->initResult() == Status::kSuccess, "the communicator was not created successfully");
-    c->waitIdle(c->waitContext("chorusCommFinalize waiting for pending work"));
-    c->drainSends(c->waitContext("chorusCommFinalize flushing sends"));
+    try {
+      c->waitIdle(c->waitContext("chorusCommFinalize waiting for pending work"));
+      c->drainSends(c->waitContext("chorusCommFinalize flushing sends"));
+    } catch (const chorus::Error& e) {
+      if (e.status() != Status::kTimeout) throw;
+      CHORUS_THROW(e.status(), e.what(), c->stalledPeers());
+    }
     if (c->asyncError() != Status::kSuccess) return chorus::core::toResult(c->asyncError());
     return chorusSuccess;
   });

@@ -15,6 +15,7 @@
 #include "base/host_id.h"
 #include "base/logging.h"
 #include "base/params.h"
+#include "base/process.h"
 #include "core/handle_registry.h"
 #include "core/topo_setup.h"
 #include "transport/fifo_geometry.h"
@@ -179,6 +180,31 @@ void Comm::abort() {
 void Comm::announceFailure(const std::string& why) {
   if (announced_.exchange(true) || !bootstrap_) return;
   bootstrap_->announceFailure(why);
+}
+
+std::string Comm::stalledPeers() const {
+  std::string out;
+  for (const transport::PeerInfo& p : peers_) {
+    if (p.rank == rank_ || p.hostHash != peers_[rank_].hostHash || p.pid == peers_[rank_].pid) continue;
+    if (ProcessWatch::stopped(p.pid)) {
+      out += "; rank " + std::to_string(p.rank) + " (pid " + std::to_string(p.pid) + ") is stopped";
+    }
+  }
+  return out;
+}
+
+std::string Comm::awaitFailureNotice(int ms) const {
+  if (!bootstrap_) return "";
+  const Deadline until = Deadline::afterMs(ms);
+  for (;;) {
+    try {
+      bootstrap_->checkFailureNotices();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    if (until.expired()) return "";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 void Comm::revoke() {

@@ -86,6 +86,14 @@ class Comm {
   // at once with chorusRemoteError naming this rank and `why` (Bootstrap::announceFailure).
   void announceFailure(const std::string& why);
 
+  // After a deadline passed: names the peers on this host that are stopped ("; rank 3 (pid 123) is stopped"), the
+  // usual reason for no progress; "" when none is.
+  std::string stalledPeers() const;
+
+  // Waits up to `ms` for a failure notice from a peer and returns its text ("" if none came): a connection
+  // closed by a peer that failed is explained by that peer's notice, which names the first cause.
+  std::string awaitFailureNotice(int ms) const;
+
   // chorusCommRevoke: aborts pending work, closes the host connections (peers waiting on this rank fail now)
   // and waits until no operation is pending; later operations are refused. The bootstrap stays usable.
   void revoke();

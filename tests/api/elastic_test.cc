@@ -181,9 +181,9 @@ struct ElasticCase {
   const char* free;  // "abort" or "destroy"
 };
 
-class Elastic : public ::testing::TestWithParam<ElasticCase> {};
+class ElasticProcs : public ::testing::TestWithParam<ElasticCase> {};
 
-TEST_P(Elastic, SurvivorsRevokeAgreeShrinkAndRunEveryCollective) {
+TEST_P(ElasticProcs, SurvivorsRevokeAgreeShrinkAndRunEveryCollective) {
   const ElasticCase c = GetParam();
   ChildOptions opt;
   opt.hosts = c.hosts;
@@ -201,7 +201,7 @@ TEST_P(Elastic, SurvivorsRevokeAgreeShrinkAndRunEveryCollective) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Cases, Elastic,
+    Cases, ElasticProcs,
     ::testing::Values(ElasticCase{4, 3, 1, "kill", "abort"}, ElasticCase{4, 1, 1, "kill", "destroy"},
                       ElasticCase{4, 2, 2, "kill", "abort"}, ElasticCase{4, 0, 1, "exit", "destroy"},
                       ElasticCase{3, 1, 3, "exit", "destroy"}, ElasticCase{8, 5, 2, "kill", "abort"},

@@ -1,5 +1,7 @@
 #include "launcher.h"
 
+#include "base/shm.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -12,6 +14,7 @@
 
 #include "base/error.h"
 #include "base/host_id.h"
+#include "base/shm.h"
 #include "exit_status.h"
 
 namespace chorus::launcher {
@@ -141,6 +144,15 @@ JobResult Launcher::wait() {
   }
   for (int rank = 0; rank < spec_.nranks; ++rank) drain(rank, true);
   for (int rank = 0; rank < spec_.nranks; ++rank) result_.ranks[rank] = ranks_[rank].exit;
+  // Shared-memory segments a rank created and no peer mapped (a rank killed during connection set-up, or a
+  // job stopped by a signal) would outlive the job: every rank has exited, so they are garbage now.
+  for (int rank = 0; rank < spec_.nranks; ++rank) {
+    int removed = sweepSegmentsOf(ranks_[rank].proc.pid);
+    if (removed > 0) {
+      notice("removed " + std::to_string(removed) + " shared-memory segment(s) left by rank " + std::to_string(rank));
+    }
+    result_.segmentsSwept += removed;
+  }
   if (spec_.keepGoing && result_.failedRank >= 0 && !result_.timedOut) {
     for (const Rank& r : ranks_) {
       if (!failed(r.exit.waitStatus)) result_.exitCode = 0;  // the survivors finished the job

@@ -57,6 +57,7 @@ struct JobResult {
   bool timedOut = false;
   std::string message;          // why the job failed; empty on success
   std::vector<RankExit> ranks;  // indexed by rank
+  int segmentsSwept = 0;        // chorus shared-memory segments the ranks left behind, removed after the job
 };
 
 class Launcher {
