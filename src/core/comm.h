@@ -99,6 +99,13 @@ class Comm {
   void revoke();
   bool revoked() const { return revoked_.load(); }
 
+  // Numbers `n` collectives in the order every rank issues them; returns the first number (slot_tag.h).
+  uint32_t takeCollectiveSeqs(uint32_t n) {
+    const uint32_t first = collSeq_;
+    collSeq_ += n;
+    return first;
+  }
+
   // A fresh tag base for one chorusCommGetFailedRanks call; the same sequence on every rank.
   uint64_t nextAgreementTag() { return ++agreementCount_; }
 
@@ -150,6 +157,7 @@ class Comm {
   std::atomic<bool> revoked_{false};
   std::atomic<bool> announced_{false};
   uint64_t agreementCount_ = 0;
+  uint32_t collSeq_ = 0;  // collectives run so far (one thread runs a communicator's work at a time)
   std::atomic<int> initState_{static_cast<int>(Status::kInProgress)};
   std::atomic<int> asyncError_{0};
   std::atomic<int> pending_{0};

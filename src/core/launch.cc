@@ -49,6 +49,7 @@ void executeWork(const CommWork& w) {
   env.topo = &comm.topo();
   env.conns = &comm.connections();
   env.ctx = &ctx;
+  env.firstSeq = comm.takeCollectiveSeqs(static_cast<uint32_t>(plan.colls.size()));
   coll::runPlan(plan, env);
 }
 

@@ -110,7 +110,8 @@ FifoControl* fifoInit(void* mem, int nslots, size_t slotBytes) {
   CHORUS_CHECK_ARG(nslots >= 1 && nslots <= kMaxSlots, "FIFO depth ", nslots, " is outside [1, ", kMaxSlots, "]");
   // Counters wrap at 2^32; counter % nslots stays continuous across the wrap only for powers of two.
   CHORUS_CHECK_ARG((nslots & (nslots - 1)) == 0, "FIFO depth ", nslots, " is not a power of two");
-  CHORUS_CHECK_ARG(slotBytes > 0, "FIFO slot size must be positive");
+  CHORUS_CHECK_ARG(slotBytes > 0 && slotBytes <= kSlotBytesMask, "FIFO slot size must be in [1, 4 GiB), not ",
+                   slotBytes);
   CHORUS_ENFORCE(reinterpret_cast<uintptr_t>(mem) % kCacheLine == 0, "FIFO memory must be cache-line aligned");
   auto* f = new (mem) FifoControl();
   f->nslots = static_cast<uint32_t>(nslots);
@@ -168,14 +169,14 @@ void SendConnection::wakeConsumer() {
 
 RecvConnection::~RecvConnection() = default;
 
-const void* RecvConnection::peek(size_t* bytes, const WaitContext& ctx) {
-  if (const void* p = tryPeek(bytes)) return p;
+const void* RecvConnection::peekWord(uint64_t* word, const WaitContext& ctx) {
+  if (const void* p = tryPeekWord(word)) return p;
   const uint32_t h = fifo_->head.load(std::memory_order_relaxed);
   auto ready = [&] { return fifo_->tail.load(std::memory_order_acquire) != h; };
   waitOn(
       fifo_, &fifo_->tail, &fifo_->consumerSleeping, ctx, ready, [&] { checkPeer(); },
       "data (the sender publishes nothing)", what_);
-  return tryPeek(bytes);
+  return tryPeekWord(word);
 }
 
 void RecvConnection::checkPeer() const {

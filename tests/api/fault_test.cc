@@ -257,6 +257,60 @@ TEST(FaultStartupProcs, KillDuringConnectionSetUp50TimesLeavesNoSegment) {
   EXPECT_EQ(left, 0) << "chorus segments left in /dev/shm over 50 runs";
 }
 
+// Issue 13 item 3: ranks that are threads of one process. Rank 0 aborts while the others are in an all-reduce
+// (and, in the second round, before the others start one that needs connections not set up yet): every other
+// rank fails within a second with chorusRemoteError naming rank 0, not at its deadline.
+class FaultThreads : public ::testing::TestWithParam<bool> {};
+
+TEST_P(FaultThreads, AbortOfOneRankFailsTheOthersWithinASecond) {
+  const bool fresh = GetParam();  // true: the others' operation needs new connections
+  setenv("CHORUS_TIMEOUT_MS", "20000", 1);
+  const int n = 4;
+  std::vector<chorusComm_t> comms(n);
+  ASSERT_EQ(chorusCommInitAll(comms.data(), n, nullptr), chorusSuccess);
+  std::vector<std::vector<float>> bufs(n, std::vector<float>(1 << 20, 1.0f));
+  if (fresh) {
+    // Connections for small messages only: the large all-reduce below needs more.
+    std::vector<std::thread> warm;
+    for (int r = 0; r < n; ++r) {
+      warm.emplace_back([&, r] {
+        EXPECT_EQ(chorusAllReduce(bufs[r].data(), bufs[r].data(), 16, chorusFloat32, chorusSum, comms[r], nullptr),
+                  chorusSuccess);
+      });
+    }
+    for (auto& t : warm) t.join();
+  }
+  std::vector<chorusResult_t> rcs(n, chorusSuccess);
+  std::vector<double> took(n, 0);
+  std::vector<std::string> msgs(n);
+  std::vector<std::thread> threads;
+  for (int r = 1; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      auto start = Clock::now();
+      rcs[r] =
+          chorusAllReduce(bufs[r].data(), bufs[r].data(), bufs[r].size(), chorusFloat32, chorusSum, comms[r], nullptr);
+      took[r] = secondsSince(start);
+      msgs[r] = chorusGetLastError(comms[r]);
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(chorusCommAbort(comms[0]), chorusSuccess);
+  for (auto& t : threads) t.join();
+  for (int r = 1; r < n; ++r) {
+    EXPECT_EQ(rcs[r], chorusRemoteError) << "rank " << r << ": " << msgs[r];
+    EXPECT_LT(took[r], 1.1) << "rank " << r;  // 0.1 s before the abort, then under a second
+    EXPECT_NE(msgs[r].find("rank 0"), std::string::npos) << msgs[r];
+    fprintf(stderr, "rank %d: %s after %.3f s: %s\n", r, chorusGetErrorString(rcs[r]), took[r], msgs[r].c_str());
+  }
+  for (int r = 1; r < n; ++r) chorusCommDestroy(comms[r]);
+  unsetenv("CHORUS_TIMEOUT_MS");
+}
+
+INSTANTIATE_TEST_SUITE_P(Connections, FaultThreads, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& i) {
+                           return std::string(i.param ? "NewConnections" : "ConnectedRing");
+                         });
+
 }  // namespace
 }  // namespace chorus::test
 

@@ -41,13 +41,14 @@ bool Proxy::progressSend(ConnState& c) {
   for (uint32_t s = 0; s < nstreams; ++s) {
     Stream& st = c.streams[s];
     while (!st.blocked && st.slot != tail) {
-      const uint64_t total = f->sizes[st.slot % f->nslots];
+      const uint64_t word = f->sizes[st.slot % f->nslots];  // bytes and tag (fifo.h slotWord): the header
+      const uint64_t total = word & kSlotBytesMask;
       uint64_t lo, hi;
       chunkRange(total, nstreams, s, &lo, &hi);
       iovec iov[2];
       int k = 0;
       if (s == 0 && st.headerOff < sizeof(st.header)) {
-        if (st.headerOff == 0) st.header = total;
+        if (st.headerOff == 0) st.header = word;
         iov[k++] = {reinterpret_cast<char*>(&st.header) + st.headerOff, sizeof(st.header) - st.headerOff};
       }
       if (st.off < hi - lo) iov[k++] = {fifoSlot(f, st.slot) + lo + st.off, hi - lo - st.off};
@@ -115,8 +116,8 @@ bool Proxy::progressRecv(ConnState& c) {
       moved = true;
       s0.headerOff += static_cast<uint32_t>(got);
       if (s0.headerOff < sizeof(s0.header)) continue;
-      if (s0.header > f->slotBytes) {
-        c.fail(detail::concat("protocol error on stream 0 from ", s0.peer, ": a slot of ", s0.header,
+      if ((s0.header & kSlotBytesMask) > f->slotBytes) {
+        c.fail(detail::concat("protocol error on stream 0 from ", s0.peer, ": a slot of ", s0.header & kSlotBytesMask,
                               " bytes exceeds the slot size ", f->slotBytes));
         break;
       }
@@ -124,7 +125,7 @@ bool Proxy::progressRecv(ConnState& c) {
       c.headers = s0.slot + 1;
     }
     uint64_t lo, hi;
-    chunkRange(s0.header, nstreams, 0, &lo, &hi);
+    chunkRange(s0.header & kSlotBytesMask, nstreams, 0, &lo, &hi);
     if (s0.off < hi - lo) {
       Read r = readSome(c, s0, 0, fifoSlot(f, s0.slot) + lo + s0.off, hi - lo - s0.off, false, &got);
       if (r != Read::kData) break;
@@ -141,7 +142,7 @@ bool Proxy::progressRecv(ConnState& c) {
     Stream& st = c.streams[s];
     while (st.slot != c.headers) {
       uint64_t lo, hi;
-      chunkRange(f->sizes[st.slot % f->nslots], nstreams, s, &lo, &hi);
+      chunkRange(f->sizes[st.slot % f->nslots] & kSlotBytesMask, nstreams, s, &lo, &hi);
       if (st.off < hi - lo) {
         // A stream that ends while it owes a chunk has lost data: readSome fails the connection.
         Read r = readSome(c, st, s, fifoSlot(f, st.slot) + lo + st.off, hi - lo - st.off, false, &got);
