@@ -12,6 +12,13 @@
  * Errors: every call returns a chorusResult_t. chorusInvalidArgument and chorusInvalidUsage leave the
  * communicator usable; any other error means the communicator should be aborted and recreated.
  * chorusGetLastError(comm) returns a message naming the rank, peer, operation and cause of the last error.
+ * A rank whose operation fails, or that aborts, revokes or destroys a communicator with work in flight, tells
+ * its peers: their pending and next operations on it fail within milliseconds with chorusRemoteError naming it
+ * (a dead peer is found the same way; a stopped one costs the deadline, CHORUS_TIMEOUT_MS). Ranks that call
+ * different collectives, or the same one with a different type, operation, root or count, get chorusRemoteError
+ * on every rank that receives from a mismatched peer (each FIFO slot carries the call's sequence number and
+ * signature); with checkMode (CHORUS_CHECK=1) the mismatch is found before any data moves and is
+ * chorusInvalidUsage naming the differing fields.
  *
  * How the library is built (its layers, the path of a call from here to the FIFOs and the kernel, the words it
  * uses): docs/architecture.md of the source tree, installed as share/doc/Chorus/architecture.md.
@@ -252,7 +259,13 @@ CHORUS_API chorusResult_t chorusCommGetFailedRanks(chorusComm_t comm, int* ranks
 /** Waits until all work issued on comm has completed and flushes it; collective. Call before Destroy. */
 CHORUS_API chorusResult_t chorusCommFinalize(chorusComm_t comm);
 
-/** Frees the communicator's resources. Does not wait for other ranks. NULL is accepted and ignored. */
+/**
+ * Frees the communicator's resources promptly; does not wait for other ranks. Work still in flight (a host
+ * stream's queued operations, sends a peer has not consumed yet) gets at most 2 s to finish (a dead peer ends
+ * that at once), then it is aborted and the peers are told; call chorusCommFinalize first to wait for it and get
+ * its error. Returns chorusSuccess once freed. The handle stays invalid afterwards (it is never reused by a later
+ * communicator). NULL is accepted and ignored.
+ */
 CHORUS_API chorusResult_t chorusCommDestroy(chorusComm_t comm);
 
 /**

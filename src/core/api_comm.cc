@@ -45,7 +45,8 @@ void destroyComm(Comm* c) {
   c->joinInitThread();
   chorus::core::commHandles().remove(c);
   const bool created = c->initResult() == Status::kSuccess;
-  bool healthy = created && !c->aborted() && c->asyncError() == Status::kSuccess;
+  bool healthy =
+      created && !c->aborted() && (c->asyncError() == Status::kSuccess || c->asyncError() == Status::kInvalidUsage);
   if (healthy) {
     chorus::WaitContext ctx = c->waitContext("destroying the communicator");
     ctx.deadline = ctx.deadline.min(chorus::Deadline::afterMs(kDestroyFlushMs));
@@ -60,7 +61,11 @@ void destroyComm(Comm* c) {
   if (!healthy) {
     c->abort();  // pending work stops at its next wait
     c->poisonConnections();
-    if (created) c->announceFailure("rank " + std::to_string(c->rank()) + " destroyed or aborted the communicator");
+    if (created) {
+      const std::string cause = c->lastError();
+      c->announceFailure("rank " + std::to_string(c->rank()) + " destroyed or aborted the communicator" +
+                         (cause.empty() ? "" : " after: " + cause));
+    }
     chorus::WaitContext ctx;
     ctx.deadline = chorus::Deadline::afterMs(10000);  // aborted waits end at once; this bounds a bug
     try {
@@ -74,7 +79,7 @@ void destroyComm(Comm* c) {
       if (p.hostHash == c->peers()[c->rank()].hostHash) chorus::sweepSegmentsOf(p.pid);
     }
   }
-  delete c;
+  chorus::core::commHandles().retire(c);  // its address is never reused: a stale handle stays invalid
 }
 
 }  // namespace
@@ -304,8 +309,10 @@ chorusResult_t chorusCommFinalize(chorusComm_t comm) {
       c->waitIdle(c->waitContext("chorusCommFinalize waiting for pending work"));
       c->drainSends(c->waitContext("chorusCommFinalize flushing sends"));
     } catch (const chorus::Error& e) {
-      if (e.status() != Status::kTimeout) throw;
-      CHORUS_THROW(e.status(), e.what(), c->stalledPeers());
+      // Recorded in the communicator: the notice its destruction sends names this first cause.
+      const std::string msg = std::string(e.what()) + (e.status() == Status::kTimeout ? c->stalledPeers() : "");
+      c->recordAsyncError(e.status(), "chorusCommFinalize: " + msg);
+      CHORUS_THROW(e.status(), msg);
     }
     if (c->asyncError() != Status::kSuccess) return chorus::core::toResult(c->asyncError());
     return chorusSuccess;

@@ -75,9 +75,13 @@ Failure executeLaunch(const std::vector<CommWork>& works) {
         if (!first.empty()) cause += " (" + first.substr(first.compare(0, tag.size(), tag) == 0 ? tag.size() : 0) + ")";
       }
       f = Failure{e.status(), tag + describe(w.ops) + ": " + cause};
-      // Peers learn of the failure first through the notice, then through the closed connections.
-      w.comm->announceFailure(f.message);
-      w.comm->poisonConnections();
+      // Peers learn of the failure first through the notice, then through the closed connections. Invalid usage
+      // found before any data moved (CHORUS_CHECK's fingerprints, seen alike by every rank) leaves the
+      // communicator usable, as the header promises.
+      if (f.status != Status::kInvalidUsage) {
+        w.comm->announceFailure(f.message);
+        w.comm->poisonConnections();
+      }
       CHORUS_LOG_WARN(kColl, f.message);
     } catch (const std::exception& e) {
       f = Failure{Status::kInternalError, "rank " + std::to_string(w.comm->rank()) + ": internal error: " + e.what()};
