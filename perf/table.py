@@ -5,7 +5,7 @@
 
 Each file gives one table: size, then Chorus's time and busbw, Open MPI's time and busbw and the ratio
 (Chorus busbw / MPI busbw) for the out-of-place half, and the in-place ratio. Files from a run without
---compare mpi give Chorus's columns only. Launcher prefixes ("[0] ") are stripped.
+--compare mpi give Chorus's columns only. Launcher prefixes ("[0] " of chorusrun --tag-output) are stripped.
 """
 import re
 import sys

@@ -1,9 +1,13 @@
 /*
  * Chorus: a collective communication library with NCCL's programming model.
  *
- * This is the whole public C API. It follows NCCL 2.28's shape with the prefix `chorus`: every enum value
- * equals NCCL's, and every call that NCCL has takes the same arguments in the same order. A communicator
- * spans `nranks` ranks; each rank is a CPU process or thread working on host memory, or a CUDA device.
+ * This is the whole public C API. It is NCCL 2.28's API with the prefix `chorus`: every function, type, enum
+ * value and macro of nccl.h has its chorus* twin, with the same arguments in the same order, the same values
+ * and the same struct layouts, so that `sed s/nccl/chorus/g` ports NCCL code (and libnccl.so.2, built from
+ * compat/nccl, runs programs built against nccl.h unchanged). Chorus's extensions (chorusTimeout, host
+ * streams, chorusCommInitFromEnv, chorusCommDevice, the CHORUS_DEVICE_* values and chorusConfig_t's last
+ * fields) are numbered and placed so that NCCL's values are unchanged. A communicator spans `nranks` ranks;
+ * each rank is a CPU process or thread working on host memory, or a CUDA device.
  *
  * Thread safety: distinct communicators may be used from distinct threads at the same time. One
  * communicator must not be used from two threads at once, except chorusCommAbort and
@@ -26,6 +30,7 @@
 #ifndef CHORUS_CHORUS_H_
 #define CHORUS_CHORUS_H_
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,45 +49,38 @@ extern "C" {
 #define CHORUS_MAJOR 0
 #define CHORUS_MINOR 1
 #define CHORUS_PATCH 0
+#define CHORUS_SUFFIX ""
 /** Encodes a version the way NCCL >= 2.9 does: major*10000 + minor*100 + patch. */
 #define CHORUS_VERSION(X, Y, Z) ((X)*10000 + (Y)*100 + (Z))
 #define CHORUS_VERSION_CODE CHORUS_VERSION(CHORUS_MAJOR, CHORUS_MINOR, CHORUS_PATCH)
 
-/** Size of the opaque unique id, as NCCL_UNIQUE_ID_BYTES. */
-#define CHORUS_UNIQUE_ID_BYTES 128
-
-/** Device value of a communicator whose ranks work on host (CPU) memory. */
-#define CHORUS_DEVICE_HOST (-1)
-/** Device value meaning: the current CUDA device when a GPU is visible, else host. */
-#define CHORUS_DEVICE_AUTO (-2)
-/** Color that leaves the calling rank out of chorusCommSplit; it receives a NULL communicator. */
-#define CHORUS_SPLIT_NOCOLOR (-1)
-/** Value of chorusConfig_t fields that were not set by the user. */
-#define CHORUS_CONFIG_UNDEF_INT (-2147483647 - 1)
-#define CHORUS_CONFIG_UNDEF_PTR NULL
-
-/** Flags of chorusCommShrink. DEFAULT assumes the excluded ranks are idle; ABORT first aborts pending work. */
-#define CHORUS_SHRINK_DEFAULT 0x00
-#define CHORUS_SHRINK_ABORT 0x01
-/** Flags of chorusCommRevoke (NCCL 2.28's ncclCommRevoke): only DEFAULT exists. */
-#define CHORUS_REVOKE_DEFAULT 0x00
+/**
+ * The NCCL release whose API this header mirrors. chorusConfig_t and chorusSimInfo_t are NCCL's structs, so
+ * their `version` field holds an NCCL version code (NCCL_VERSION(2, 28, 9) = 22809), as NCCL_CONFIG_INITIALIZER
+ * sets it; the library gates the fields by it exactly as NCCL does.
+ */
+#define CHORUS_NCCL_API_MAJOR 2
+#define CHORUS_NCCL_API_MINOR 28
+#define CHORUS_NCCL_API_PATCH 9
+#define CHORUS_NCCL_API_VERSION CHORUS_VERSION(CHORUS_NCCL_API_MAJOR, CHORUS_NCCL_API_MINOR, CHORUS_NCCL_API_PATCH)
 
 /** Opaque communicator handle. */
 typedef struct chorusComm* chorusComm_t;
+/** A registered memory window (chorusCommWindowRegister); opaque. */
+typedef struct chorusWindow_vidmem* chorusWindow_t;
+#define CHORUS_COMM_NULL NULL
 
-/**
- * A stream. On a CUDA communicator this is a cudaStream_t. On a host communicator it is a host stream made
- * by chorusStreamCreate, whose operations the library executes in issue order; NULL makes the call block
- * until the operation has completed.
- */
-typedef void* chorusStream_t;
-
+/** Size of the opaque unique id, as NCCL_UNIQUE_ID_BYTES. */
+#define CHORUS_UNIQUE_ID_BYTES 128
 /** Opaque id that every rank of a new communicator passes to chorusCommInitRank. */
 typedef struct {
   char internal[CHORUS_UNIQUE_ID_BYTES];
 } chorusUniqueId;
 
-/** Result codes; values equal NCCL's ncclResult_t. */
+/**
+ * Result codes. 0..7 and chorusNumResults equal NCCL 2.28's ncclResult_t; Chorus's own codes come after
+ * chorusNumResults, so that NCCL's values are unchanged (libnccl.so.2 maps them onto NCCL's codes).
+ */
 typedef enum {
   chorusSuccess = 0,
   chorusUnhandledCudaError = 1,
@@ -92,9 +90,123 @@ typedef enum {
   chorusInvalidUsage = 5,
   chorusRemoteError = 6,
   chorusInProgress = 7,
-  chorusTimeout = 8,
-  chorusNumResults = 9
+  chorusNumResults = 8, /* as ncclNumResults: the number of NCCL's codes */
+  /* Chorus extension: a wait passed its deadline (CHORUS_TIMEOUT_MS or config.timeoutMs). */
+  chorusTimeout = 9
 } chorusResult_t;
+
+/** Value of chorusConfig_t fields that were not set by the user. */
+#define CHORUS_CONFIG_UNDEF_INT INT_MIN
+#define CHORUS_CONFIG_UNDEF_PTR NULL
+/** Color that leaves the calling rank out of chorusCommSplit; it receives a NULL communicator. */
+#define CHORUS_SPLIT_NOCOLOR (-1)
+/** An unset float (chorusSimInfo_t.estimatedTime before the simulation), as NCCL_UNDEF_FLOAT. */
+#define CHORUS_UNDEF_FLOAT (-1.0f)
+/** The same value under the name NCCL's config documentation uses. */
+#define CHORUS_CONFIG_UNDEF_FLOAT CHORUS_UNDEF_FLOAT
+
+/** Flags of chorusCommWindowRegister. COLL_SYMMETRIC: every rank registers a buffer of the same size. */
+#define CHORUS_WIN_DEFAULT 0x00
+#define CHORUS_WIN_COLL_SYMMETRIC 0x01
+/** Alignment (bytes) a window's buffer must have. */
+#define CHORUS_WIN_REQUIRED_ALIGNMENT 4096
+
+/** chorusConfig_t.CTAPolicy values (CUDA communicators; host communicators accept and ignore them). */
+#define CHORUS_CTA_POLICY_DEFAULT 0x00
+#define CHORUS_CTA_POLICY_EFFICIENCY 0x01
+#define CHORUS_CTA_POLICY_ZERO 0x02
+
+/** Flags of chorusCommShrink. DEFAULT assumes the excluded ranks are idle; ABORT first aborts pending work. */
+#define CHORUS_SHRINK_DEFAULT 0x00
+#define CHORUS_SHRINK_ABORT 0x01
+
+/** Flags of chorusCommRevoke: reserved, must be 0. */
+#define CHORUS_REVOKE_DEFAULT 0x00
+
+/** Device value of a communicator whose ranks work on host (CPU) memory. */
+#define CHORUS_DEVICE_HOST (-1)
+/** Device value meaning: the current CUDA device when a GPU is visible, else host. */
+#define CHORUS_DEVICE_AUTO (-2)
+
+/**
+ * A stream. On a CUDA communicator this is a cudaStream_t. On a host communicator it is a host stream made
+ * by chorusStreamCreate, whose operations the library executes in issue order; NULL makes the call block
+ * until the operation has completed.
+ */
+typedef void* chorusStream_t;
+
+/**
+ * Communicator options for chorusCommInitRankConfig, chorusCommInitRankScalable, chorusCommSplit and
+ * chorusCommShrink. Always start from CHORUS_CONFIG_INITIALIZER: size, magic and version let the library
+ * detect a config that was not initialized (rejected with chorusInvalidArgument). Fields left at their UNDEF
+ * value take the environment's or the library's default.
+ *
+ * The first 80 bytes are NCCL 2.28's ncclConfig_t, field for field (same offsets, meanings and version
+ * gating: a field newer than `version` is ignored, and only `size` bytes are read, so an ncclConfig_t, or a
+ * config from an older header, is valid as it is). Chorus's own fields follow NCCL's.
+ */
+typedef struct chorusConfig_v22800 {
+  size_t size;             /* sizeof(chorusConfig_t), set by the initializer; an ncclConfig_t's 80 is valid */
+  unsigned int magic;      /* 0xcafebeef, set by the initializer */
+  unsigned int version;    /* CHORUS_NCCL_API_VERSION, set by the initializer */
+  int blocking;            /* 1 (default): calls block; 0: init and calls may return chorusInProgress */
+  int cgaClusterSize;      /* CUDA thread-block cluster size (>= 0); no effect on host communicators */
+  int minCTAs;             /* lower bound on parallel channels (rings), default 1 */
+  int maxCTAs;             /* upper bound on parallel channels (default CHORUS_NCHANNELS or automatic; at most 16) */
+  const char* netName;     /* force a network transport by name ("Socket"); NULL for automatic */
+  int splitShare;          /* 0/1: children of chorusCommSplit share the parent's resources (Chorus never shares) */
+  int trafficClass;        /* network traffic class; accepted, not used by the socket transport */
+  const char* commName;    /* a name that log lines and traces carry; NULL for none */
+  int collnetEnable;       /* 0/1: in-network reductions; Chorus has none, 1 is accepted and has no effect */
+  int CTAPolicy;           /* CHORUS_CTA_POLICY_*; CUDA only */
+  int shrinkShare;         /* 0/1: as splitShare for chorusCommShrink */
+  int nvlsCTAs;            /* > 0: NVLink SHARP channels; CUDA only, no effect in Chorus */
+  int nChannelsPerNetPeer; /* 1..64: channels per network peer; accepted, not used by the socket transport */
+  int nvlinkCentricSched;  /* 0/1: NVLink-centric scheduling; CUDA only, no effect in Chorus */
+  /* ---- Chorus's fields (read only when `size` covers them) ---- */
+  int device;    /* CHORUS_DEVICE_HOST (default), CHORUS_DEVICE_AUTO, or a CUDA device index */
+  int timeoutMs; /* deadline of every wait in milliseconds (default CHORUS_TIMEOUT_MS, 600000); 0: none */
+  int checkMode; /* 1: verify that every rank calls the same collective with matching arguments */
+} chorusConfig_t;
+
+/** sizeof(ncclConfig_t) of NCCL 2.28: the part of chorusConfig_t that is NCCL's. */
+#define CHORUS_CONFIG_NCCL_BYTES 80
+#define CHORUS_CONFIG_MAGIC 0xcafebeef
+#define CHORUS_CONFIG_INITIALIZER                          \
+  {                                                        \
+    sizeof(chorusConfig_t),      /* size */                \
+        CHORUS_CONFIG_MAGIC,     /* magic */               \
+        CHORUS_NCCL_API_VERSION, /* version */             \
+        CHORUS_CONFIG_UNDEF_INT, /* blocking */            \
+        CHORUS_CONFIG_UNDEF_INT, /* cgaClusterSize */      \
+        CHORUS_CONFIG_UNDEF_INT, /* minCTAs */             \
+        CHORUS_CONFIG_UNDEF_INT, /* maxCTAs */             \
+        CHORUS_CONFIG_UNDEF_PTR, /* netName */             \
+        CHORUS_CONFIG_UNDEF_INT, /* splitShare */          \
+        CHORUS_CONFIG_UNDEF_INT, /* trafficClass */        \
+        CHORUS_CONFIG_UNDEF_PTR, /* commName */            \
+        CHORUS_CONFIG_UNDEF_INT, /* collnetEnable */       \
+        CHORUS_CONFIG_UNDEF_INT, /* CTAPolicy */           \
+        CHORUS_CONFIG_UNDEF_INT, /* shrinkShare */         \
+        CHORUS_CONFIG_UNDEF_INT, /* nvlsCTAs */            \
+        CHORUS_CONFIG_UNDEF_INT, /* nChannelsPerNetPeer */ \
+        CHORUS_CONFIG_UNDEF_INT, /* nvlinkCentricSched */  \
+        CHORUS_CONFIG_UNDEF_INT, /* device */              \
+        CHORUS_CONFIG_UNDEF_INT, /* timeoutMs */           \
+        CHORUS_CONFIG_UNDEF_INT  /* checkMode */           \
+  }
+
+/** What chorusGroupSimulateEnd reports; ncclSimInfo_t's layout. */
+typedef struct chorusSimInfo_v22200 {
+  size_t size;          /* sizeof(chorusSimInfo_t), set by the initializer */
+  unsigned int magic;   /* 0x74685283, set by the initializer */
+  unsigned int version; /* CHORUS_NCCL_API_VERSION, set by the initializer */
+  float estimatedTime;  /* microseconds the tuner's model predicts for the group; CHORUS_UNDEF_FLOAT before */
+} chorusSimInfo_t;
+
+#define CHORUS_SIM_INFO_MAGIC 0x74685283
+#define CHORUS_SIM_INFO_INITIALIZER \
+  { sizeof(chorusSimInfo_t), CHORUS_SIM_INFO_MAGIC, CHORUS_NCCL_API_VERSION, CHORUS_UNDEF_FLOAT }
 
 /** Element types; values equal NCCL's ncclDataType_t. */
 typedef enum {
@@ -119,42 +231,27 @@ typedef enum {
 } chorusDataType_t;
 
 /** Reduction operations; values equal NCCL's ncclRedOp_t. */
+typedef enum { chorusNumOps_dummy = 5 } chorusRedOp_dummy_t;
 typedef enum {
   chorusSum = 0,
   chorusProd = 1,
   chorusMax = 2,
   chorusMin = 3,
   chorusAvg = 4,
-  chorusNumOps = 5
+  /* The number of built-in operations, and the first value chorusRedOpCreatePreMulSum hands out. */
+  chorusNumOps = 5,
+  /* The largest valid value: the enum keeps the size of an int, as NCCL's. */
+  chorusMaxRedOp = 0x7fffffff >> (32 - 8 * sizeof(chorusRedOp_dummy_t))
 } chorusRedOp_t;
 
-/**
- * Communicator options for chorusCommInitRankConfig, chorusCommSplit and chorusCommShrink. Always start
- * from CHORUS_CONFIG_INITIALIZER: the size, magic and version fields let the library detect a config that
- * was not initialized (rejected with chorusInvalidArgument). Fields left at their UNDEF value take the
- * environment's or the library's default.
- */
-typedef struct chorusConfig_v1 {
-  size_t size;          /* sizeof(chorusConfig_t), set by the initializer */
-  unsigned int magic;   /* 0xcafebeef, set by the initializer */
-  unsigned int version; /* CHORUS_VERSION_CODE, set by the initializer */
-  int blocking;         /* 1 (default): calls block; 0: init and calls may return chorusInProgress */
-  int device;           /* CHORUS_DEVICE_HOST (default), CHORUS_DEVICE_AUTO, or a CUDA device index */
-  int timeoutMs;        /* deadline of every wait in milliseconds (default CHORUS_TIMEOUT_MS, 600000) */
-  const char* netName;  /* force a network transport by name ("Socket", "IB"); NULL for automatic */
-  int minChannels;      /* lower bound on parallel channels (default 1) */
-  int maxChannels;      /* upper bound on parallel channels (default CHORUS_NCHANNELS or automatic) */
-  const char* commName; /* a name that log lines and traces carry; NULL for none */
-  int checkMode;        /* 1: verify that every rank calls the same collective with matching arguments */
-} chorusConfig_t;
-
-#define CHORUS_CONFIG_MAGIC 0xcafebeefu
-#define CHORUS_CONFIG_INITIALIZER                                                                           \
-  {                                                                                                         \
-    sizeof(chorusConfig_t), CHORUS_CONFIG_MAGIC, CHORUS_VERSION_CODE, CHORUS_CONFIG_UNDEF_INT,              \
-        CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_INT, \
-        CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_INT                           \
-  }
+/** Where the scalar of chorusRedOpCreatePreMulSum lives, and when it is read; values equal NCCL's. */
+typedef enum {
+  /* The scalar is in memory the operation's executor reads (device memory on a CUDA communicator, host
+   * memory on a host one); it is read while each collective runs, so it may change between collectives. */
+  chorusScalarDevice = 0,
+  /* The scalar is in host memory and is read before chorusRedOpCreatePreMulSum returns. */
+  chorusScalarHostImmediate = 1
+} chorusScalarResidence_t;
 
 /* ---------------------------------------------------------------------------------------------------- */
 /* Version and errors                                                                                   */
@@ -167,11 +264,15 @@ CHORUS_API chorusResult_t chorusGetVersion(int* version);
 CHORUS_API const char* chorusGetErrorString(chorusResult_t result);
 
 /**
- * Returns the message of the last error seen by `comm` (or by the calling thread, when comm is NULL): it
- * names the rank, the peer where one is involved, the operation and the cause. Returns "" when there was
- * none. The string stays valid until the next call on that communicator from this thread.
+ * Returns the message of the latest error of `comm` (any call on it, from any thread, or its asynchronous
+ * work), or of the calling thread when comm is NULL: it names the rank, the peer where one is involved, the
+ * operation and the cause. Returns "" when there was none. The string stays valid until this thread calls
+ * chorusGetLastError again with the same argument; later errors do not change it.
  */
 CHORUS_API const char* chorusGetLastError(chorusComm_t comm);
+
+/** Re-reads the CHORUS_DEBUG* variables (level, subsystems, file), as ncclResetDebugInit re-reads NCCL_DEBUG*. */
+CHORUS_API void chorusResetDebugInit(void);
 
 /* ---------------------------------------------------------------------------------------------------- */
 /* Communicator life cycle                                                                              */
@@ -190,6 +291,10 @@ CHORUS_API chorusResult_t chorusGetUniqueId(chorusUniqueId* uniqueId);
  * Creates a communicator of `nranks` ranks in which the caller is `rank`. Collective: every rank must call
  * it with the same id and nranks. Blocks until all ranks have joined or the deadline (CHORUS_TIMEOUT_MS)
  * passes. The communicator is a host communicator (use the Config variant to choose a device).
+ *
+ * Inside chorusGroupStart/chorusGroupEnd (as NCCL) the call returns at once and the outermost chorusGroupEnd
+ * waits until the communicator is ready (and returns the first failure): one thread may create several ranks
+ * that way. This holds for chorusCommInitRankConfig and chorusCommInitRankScalable too.
  */
 CHORUS_API chorusResult_t chorusCommInitRank(chorusComm_t* comm, int nranks, chorusUniqueId commId, int rank);
 
@@ -203,8 +308,10 @@ CHORUS_API chorusResult_t chorusCommInitRankConfig(chorusComm_t* comm, int nrank
 
 /**
  * Creates `ndev` communicators in one call, one per rank, all in this process (each rank is then driven
- * from its own thread, or through a group from one thread). devlist[i] is the CUDA device of rank i; a
- * NULL devlist makes every rank a host rank.
+ * from its own thread, or through a group from one thread). devlist[i] is the CUDA device of rank i, or
+ * CHORUS_DEVICE_HOST; a NULL devlist makes every rank a host rank (NCCL's NULL means devices 0..ndev-1:
+ * libnccl.so.2 does that where GPUs are visible). Host and CUDA ranks cannot be mixed. The ranks talk through
+ * memory: no network listener is opened.
  */
 CHORUS_API chorusResult_t chorusCommInitAll(chorusComm_t* comms, int ndev, const int* devlist);
 
@@ -233,14 +340,13 @@ CHORUS_API chorusResult_t chorusCommShrink(chorusComm_t comm, int* excludeRanksL
                                            chorusComm_t* newcomm, chorusConfig_t* config, int shrinkFlags);
 
 /**
- * Revokes comm (NCCL 2.28's ncclCommRevoke): every operation pending on it fails at once, on this rank and on
- * the peers it is connected to (their waits on this rank end with chorusRemoteError), and returns once this
- * rank's pending work has stopped. Later collectives on comm return chorusInvalidUsage ("revoked"). Local: it
- * does not wait for other ranks. A revoked communicator can still be passed to chorusCommGetFailedRanks and
- * chorusCommShrink (its bootstrap stays usable), then destroyed or aborted. revokeFlags must be
- * CHORUS_REVOKE_DEFAULT.
+ * As chorusCommInitRankConfig with several unique ids (nId of them, 1 <= nId <= nranks), which NCCL uses to
+ * spread the rendezvous over several roots. Every rank passes the same ids in the same order. Chorus's
+ * rendezvous is a single exchange of endpoint addresses, so the communicator meets at commIds[0], whose
+ * creator must stay alive until the call returns; every id is checked.
  */
-CHORUS_API chorusResult_t chorusCommRevoke(chorusComm_t comm, int revokeFlags);
+CHORUS_API chorusResult_t chorusCommInitRankScalable(chorusComm_t* newcomm, int nranks, int myrank, int nId,
+                                                     chorusUniqueId* commIds, chorusConfig_t* config);
 
 /**
  * Chorus extension (NCCL has no such call): the survivors of comm agree on which of its ranks have failed,
@@ -273,6 +379,16 @@ CHORUS_API chorusResult_t chorusCommDestroy(chorusComm_t comm);
  * be called from any thread, including while another thread is blocked in a call on comm.
  */
 CHORUS_API chorusResult_t chorusCommAbort(chorusComm_t comm);
+
+/**
+ * Revokes comm: every operation pending on it stops (its waiters return an error), and every later
+ * collective or point-to-point call on it fails with chorusInvalidUsage ("the communicator was revoked").
+ * Does not wait for other ranks, but tells them: the peers' pending and next operations on comm fail at once
+ * with chorusRemoteError naming this rank. Returns once the communicator is quiescent; then
+ * chorusCommGetFailedRanks, chorusCommShrink, chorusCommDestroy and chorusCommAbort may be called
+ * (chorusCommFinalize may not). revokeFlags must be CHORUS_REVOKE_DEFAULT.
+ */
+CHORUS_API chorusResult_t chorusCommRevoke(chorusComm_t comm, int revokeFlags);
 
 /**
  * Stores in *asyncError chorusInProgress while a non-blocking init or operation is pending, the first
@@ -308,6 +424,35 @@ CHORUS_API chorusResult_t chorusCommRegister(const chorusComm_t comm, void* buff
 /** Releases a registration made by chorusCommRegister. */
 CHORUS_API chorusResult_t chorusCommDeregister(const chorusComm_t comm, void* handle);
 
+/**
+ * Registers [buff, buff+size) of every rank as a window of comm, for one-sided use. Collective: every rank
+ * calls it, with the same winFlags; with CHORUS_WIN_COLL_SYMMETRIC every rank passes the same size and a
+ * buffer aligned to CHORUS_WIN_REQUIRED_ALIGNMENT (chorusMemAlloc's are). What Chorus does with it: on host
+ * communicators the window is recorded and checked, and collectives on it run as on any buffer; Chorus has
+ * no device-side one-sided API (NCCL's nccl_device.h), so a window cannot be the target of a put or get.
+ * On a CUDA communicator the call fails with chorusInvalidUsage, saying so.
+ */
+CHORUS_API chorusResult_t chorusCommWindowRegister(chorusComm_t comm, void* buff, size_t size, chorusWindow_t* win,
+                                                   int winFlags);
+/** Releases a window; collective, as its registration. */
+CHORUS_API chorusResult_t chorusCommWindowDeregister(chorusComm_t comm, chorusWindow_t win);
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Reduction operations made at run time                                                                */
+/* ---------------------------------------------------------------------------------------------------- */
+
+/**
+ * Creates a reduction operation that multiplies every rank's input by a scalar before summing, for
+ * collectives on comm with this datatype (others fail with chorusInvalidArgument). With
+ * chorusScalarHostImmediate *scalar is read now; with chorusScalarDevice it is read each time a collective
+ * runs (on a host communicator: host memory that must stay valid while the op exists). The op is stored in
+ * *op (a value >= chorusNumOps). Host communicators only: a CUDA communicator fails with chorusInvalidUsage.
+ */
+CHORUS_API chorusResult_t chorusRedOpCreatePreMulSum(chorusRedOp_t* op, void* scalar, chorusDataType_t datatype,
+                                                     chorusScalarResidence_t residence, chorusComm_t comm);
+/** Destroys an op of chorusRedOpCreatePreMulSum; collectives already issued with it are unaffected. */
+CHORUS_API chorusResult_t chorusRedOpDestroy(chorusRedOp_t op, chorusComm_t comm);
+
 /* ---------------------------------------------------------------------------------------------------- */
 /* Host streams                                                                                         */
 /* ---------------------------------------------------------------------------------------------------- */
@@ -335,6 +480,9 @@ CHORUS_API chorusResult_t chorusStreamDestroy(chorusStream_t stream);
 /** Reduces `count` elements across ranks with `op`; every rank receives the result in recvbuff. */
 CHORUS_API chorusResult_t chorusAllReduce(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
                                           chorusRedOp_t op, chorusComm_t comm, chorusStream_t stream);
+/** In-place broadcast: root's `count` elements of buff are copied into every rank's buff. */
+CHORUS_API chorusResult_t chorusBcast(void* buff, size_t count, chorusDataType_t datatype, int root, chorusComm_t comm,
+                                      chorusStream_t stream);
 /** Copies `count` elements of root's sendbuff into every rank's recvbuff. */
 CHORUS_API chorusResult_t chorusBroadcast(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
                                           int root, chorusComm_t comm, chorusStream_t stream);
@@ -374,8 +522,19 @@ CHORUS_API chorusResult_t chorusRecv(void* recvbuff, size_t count, chorusDataTyp
  * never deadlock, whatever their order.
  */
 CHORUS_API chorusResult_t chorusGroupStart(void);
-/** Launches the group and returns the first error of its calls. Without a GroupStart: chorusInvalidUsage. */
+/**
+ * Launches the group and returns the first error of its calls, after waiting for the communicators created in
+ * it (chorusInProgress while a non-blocking one is still being created). Without a GroupStart:
+ * chorusInvalidUsage.
+ */
 CHORUS_API chorusResult_t chorusGroupEnd(void);
+/**
+ * Ends the group as chorusGroupEnd does, but launches nothing: the group's calls are dropped, and
+ * simInfo->estimatedTime receives the time in microseconds that the tuner's cost model predicts for them
+ * (per communicator the sum of its calls; the longest communicator). simInfo must come from
+ * CHORUS_SIM_INFO_INITIALIZER.
+ */
+CHORUS_API chorusResult_t chorusGroupSimulateEnd(chorusSimInfo_t* simInfo);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -115,6 +115,12 @@ void resetLogging() {
   load(s);
 }
 
+LogLevel logLevel() {
+  LogState& s = state();
+  if (!s.loaded.load(std::memory_order_acquire)) load(s);
+  return s.level;
+}
+
 bool logEnabled(LogLevel level, uint32_t subsys) {
   LogState& s = state();
   if (!s.loaded.load(std::memory_order_acquire)) load(s);
@@ -125,6 +131,11 @@ bool logEnabled(LogLevel level, uint32_t subsys) {
 void logLine(LogLevel level, uint32_t subsys, const std::string& msg) {
   (void)subsys;
   LogState& s = state();
+  if (level == LogLevel::kVersion) {
+    std::lock_guard<std::mutex> lock(s.mu);
+    fprintf(s.out, "%s\n", msg.c_str());
+    return;
+  }
   const char* name = level == LogLevel::kWarn ? "WARN" : level == LogLevel::kTrace ? "TRACE" : "INFO";
   long tid = syscall(SYS_gettid);
   char rank[16] = "";

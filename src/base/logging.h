@@ -31,9 +31,12 @@ enum LogSubsys : uint32_t {
   kAll = ~0u,
 };
 
+// The level CHORUS_DEBUG selects.
+LogLevel logLevel();
 // True when a message of this level and subsystem would be printed (cheap; cached after first call).
 bool logEnabled(LogLevel level, uint32_t subsys);
-// Prints one line. Use the macros, which skip formatting when the line is filtered out.
+// Prints one line. Use the macros, which skip formatting when the line is filtered out. A kVersion line is
+// printed bare, without the host:pid:tid prefix, as NCCL prints its version line at NCCL_DEBUG=VERSION.
 void logLine(LogLevel level, uint32_t subsys, const std::string& msg);
 // Parses a subsystem list such as "INIT,NET" or "^COLL"; exposed for tests.
 uint32_t parseLogSubsys(const char* spec);

@@ -1,5 +1,6 @@
-// Status codes of the C++ core. Values equal chorusResult_t (and so NCCL's ncclResult_t); the C API boundary
-// converts with a static_cast that src/core checks with static_asserts. Base cannot include the public header
+// Status codes of the C++ core. Values equal chorusResult_t (0..7 are NCCL's ncclResult_t; kTimeout is Chorus's
+// own, after NCCL's range); the C API boundary converts with a static_cast that src/core checks with
+// static_asserts. Base cannot include the public header
 // (it sits above every layer), hence this mirror.
 #pragma once
 
@@ -14,7 +15,7 @@ enum class Status : int {
   kInvalidUsage = 5,
   kRemoteError = 6,
   kInProgress = 7,
-  kTimeout = 8,
+  kTimeout = 9,  // 8 is chorusNumResults
 };
 
 // A short name such as "invalid argument", used in messages.

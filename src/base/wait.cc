@@ -25,7 +25,9 @@ Status waitInterruptedStatus(const WaitContext& ctx) {
 
 void checkWaitInterrupted(const WaitContext& ctx) {
   if (ctx.abort != nullptr && ctx.abort->load(std::memory_order_relaxed) != 0) {
-    CHORUS_THROW(Status::kInvalidUsage, ctx.what, ": the communicator was aborted");
+    CHORUS_THROW(Status::kInvalidUsage, ctx.what,
+                 ctx.abort->load(std::memory_order_relaxed) == kAbortRevoked ? ": the communicator was revoked"
+                                                                             : ": the communicator was aborted");
   }
   if (ctx.deadline.expired()) {
     CHORUS_THROW(Status::kTimeout, ctx.what, ": no progress before the deadline (CHORUS_TIMEOUT_MS)");

@@ -14,6 +14,9 @@
 
 namespace chorus {
 
+// Value of an abort flag set by chorusCommRevoke (1: chorusCommAbort): waits name the cause in their error.
+constexpr uint32_t kAbortRevoked = 2;
+
 // What a blocking wait watches besides its own condition.
 struct WaitContext {
   Deadline deadline = Deadline::never();

@@ -50,6 +50,10 @@ UniqueId serveRendezvousAt(const SocketAddress& addr, const std::string& secretH
 // The id ranks other than rank 0 use to join a rendezvous at addr (same derivation as above).
 UniqueId rendezvousIdFor(const SocketAddress& addr, const std::string& secretHex);
 
+// A bootstrap for `nranks` ranks that are all threads of this process (chorusCommInitAll): element r is rank
+// r's. Messages go through memory; no socket or listener is opened, and subsets stay in memory.
+std::vector<std::unique_ptr<class Bootstrap>> makeInProcessBootstraps(int nranks);
+
 class Bootstrap {
  public:
   virtual ~Bootstrap() = default;
@@ -73,12 +77,13 @@ class Bootstrap {
   // Receives the next message from `peer` with `tag` (messages with the same (peer, tag) arrive in order).
   virtual std::vector<uint8_t> recv(int peer, uint64_t tag, const WaitContext& ctx) = 0;
 
+  // The small collectives, built on send and recv (bootstrap_collectives.cc).
   // All ranks contribute `bytes` bytes at data + rank*bytes; afterwards every rank holds all of them.
-  virtual void allgather(void* data, size_t bytes, const WaitContext& ctx) = 0;
+  virtual void allgather(void* data, size_t bytes, const WaitContext& ctx);
   // Root's `bytes` bytes at data are copied to every rank's data.
-  virtual void broadcast(void* data, size_t bytes, int root, const WaitContext& ctx) = 0;
+  virtual void broadcast(void* data, size_t bytes, int root, const WaitContext& ctx);
   // Returns once every rank has entered the barrier.
-  virtual void barrier(const WaitContext& ctx) = 0;
+  virtual void barrier(const WaitContext& ctx);
 
   // Throws chorusRemoteError naming the rank if any peer's endpoint is known to be gone (its connection
   // closed); cheap, for liveness probes of waits.

@@ -11,12 +11,6 @@
 namespace chorus::bootstrap {
 namespace {
 
-// Tags of the internal collectives sit in the top half of the tag space. Messages with one (peer, tag) are
-// delivered in order, so consecutive collectives may reuse their tag.
-constexpr uint64_t kTagAllgather = 0xC4B0000000000001ull;
-constexpr uint64_t kTagBroadcast = 0xC4B0000000000002ull;
-constexpr uint64_t kTagBarrier = 0xC4B0000000000003ull;
-
 class BootstrapImpl : public Bootstrap {
  public:
   BootstrapImpl(Endpoint& ep, const Secret& secret, uint64_t authHash, uint64_t commHash, int rank,
@@ -104,50 +98,6 @@ class BootstrapImpl : public Bootstrap {
     }
   }
 
-  // Ring: in step s, pass on the block received in step s-1 (own block first). n-1 steps, each rank sends
-  // and receives one block per step.
-  void allgather(void* data, size_t bytes, const WaitContext& ctx) override {
-    int n = nranks();
-    if (n == 1 || bytes == 0) return;
-    auto* base = static_cast<uint8_t*>(data);
-    int next = (rank_ + 1) % n, prev = (rank_ + n - 1) % n;
-    for (int s = 0; s < n - 1; ++s) {
-      int sendBlock = (rank_ - s + n) % n;
-      int recvBlock = (rank_ - s - 1 + 2 * n) % n;
-      send(next, kTagAllgather, base + static_cast<size_t>(sendBlock) * bytes, bytes, ctx);
-      auto msg = recv(prev, kTagAllgather, ctx);
-      expectSize(msg, bytes, prev, "allgather");
-      memcpy(base + static_cast<size_t>(recvBlock) * bytes, msg.data(), bytes);
-    }
-  }
-
-  void broadcast(void* data, size_t bytes, int root, const WaitContext& ctx) override {
-    CHORUS_CHECK_ARG(root >= 0 && root < nranks(), "rank ", rank_, ": bootstrap broadcast: root ", root,
-                     " out of range for ", nranks(), " ranks");
-    if (nranks() == 1) return;
-    if (rank_ == root) {
-      for (int p = 0; p < nranks(); ++p) {
-        if (p != root) send(p, kTagBroadcast, data, bytes, ctx);
-      }
-      return;
-    }
-    auto msg = recv(root, kTagBroadcast, ctx);
-    expectSize(msg, bytes, root, "broadcast");
-    if (bytes > 0) memcpy(data, msg.data(), bytes);
-  }
-
-  // Dissemination barrier: in round k, signal rank+2^k and wait for rank-2^k; after ceil(log2 n) rounds
-  // every rank has heard, transitively, from all others.
-  void barrier(const WaitContext& ctx) override {
-    int n = nranks();
-    for (int d = 1; d < n; d *= 2) {
-      uint8_t token = 0;
-      send((rank_ + d) % n, kTagBarrier, &token, 1, ctx);
-      auto msg = recv((rank_ - d + n) % n, kTagBarrier, ctx);
-      expectSize(msg, 1, (rank_ - d + n) % n, "barrier");
-    }
-  }
-
   void checkPeers() const override {
     Mailbox& mb = ep_.mailbox();
     for (int p = 0; p < nranks(); ++p) {
@@ -205,13 +155,6 @@ class BootstrapImpl : public Bootstrap {
 
   std::shared_ptr<OutConn> connection(int peer, const WaitContext& ctx) {
     return ep_.outgoing(table_[static_cast<size_t>(peer)], authHash_, ctx);
-  }
-
-  void expectSize(const std::vector<uint8_t>& msg, size_t bytes, int peer, const char* op) const {
-    if (msg.size() != bytes) {
-      CHORUS_THROW(Status::kInvalidUsage, "rank ", rank_, ": bootstrap ", op, ": rank ", peer, " sent ", msg.size(),
-                   " bytes, expected ", bytes, " (ranks disagree on the size)");
-    }
   }
 
   Endpoint& ep_;

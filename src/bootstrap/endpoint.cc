@@ -14,6 +14,8 @@
 namespace chorus::bootstrap {
 namespace {
 
+constexpr const char* kClosedByPeer = "connection closed by peer";
+
 std::mutex gLimitsMu;
 EndpointLimits gLimits;
 
@@ -171,12 +173,15 @@ void Endpoint::closeConn(Conn& c) {
 void Endpoint::drop(Conn& c, const std::string& why) {
   if (c.dead) return;
   c.dead = true;
+  // A peer closing its end is how every communicator ends: TRACE, not INFO. A dead peer is reported by the
+  // waits that needed it, at WARN.
+  const LogLevel level = why == kClosedByPeer ? LogLevel::kTrace : LogLevel::kInfo;
   if (c.out) {
-    CHORUS_LOG_INFO(kBootstrap, "bootstrap: connection to ", c.label, " closed: ", why);
+    CHORUS_LOG(level, kBootstrap, "bootstrap: connection to ", c.label, " closed: ", why);
   } else if (!c.authed) {
     CHORUS_LOG_WARN(kBootstrap, "bootstrap: dropped unauthenticated connection from ", c.label, ": ", why);
   } else {
-    CHORUS_LOG_INFO(kBootstrap, "bootstrap: connection from ", c.label, " closed: ", why);
+    CHORUS_LOG(level, kBootstrap, "bootstrap: connection from ", c.label, " closed: ", why);
   }
   if (c.pendingCounted) mailbox_.incomingPending(c.peer, -1);
   if (c.openCounted) mailbox_.incomingClosed(c.peer);
@@ -235,7 +240,7 @@ void Endpoint::readConn(Conn& c) {
   while (!c.dead && budget > 0) {
     ssize_t k = ::recv(c.fd, buf, std::min(sizeof(buf), budget), MSG_DONTWAIT);
     if (k == 0) {
-      drop(c, "connection closed by peer");
+      drop(c, kClosedByPeer);
       return;
     }
     if (k < 0) {

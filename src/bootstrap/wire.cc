@@ -224,6 +224,7 @@ bool decodeErrorPayload(const std::vector<uint8_t>& payload, Status* status, std
   if (payload.size() < 4 || payload.size() > 4 + kMaxErrorText) return false;
   uint32_t s = getU32(payload.data());
   if (s < static_cast<uint32_t>(Status::kSystemError) || s > static_cast<uint32_t>(Status::kTimeout)) return false;
+  if (s == static_cast<uint32_t>(Status::kInProgress) + 1) return false;  // chorusNumResults is no status
   *status = static_cast<Status>(s);
   text->assign(reinterpret_cast<const char*>(payload.data()) + 4, payload.size() - 4);
   return true;

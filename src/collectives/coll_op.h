@@ -56,6 +56,12 @@ struct CollOp {
   reduce::Op op = reduce::Op::kSum;
   int root = 0;   // broadcast, reduce, gather, scatter
   int peer = -1;  // send, recv
+  // PreMulSum (chorusRedOpCreatePreMulSum): `op` is kSum, and every rank's input is multiplied by a scalar of
+  // `dtype` first: preMulBits, or the value at preMulAt (read when the operation runs) when that is set. The
+  // core applies it before an executor sees the operation.
+  bool preMulSum = false;
+  uint64_t preMulBits = 0;
+  const void* preMulAt = nullptr;
   // Decided at enqueue time (tuning):
   Algo algo = Algo::kRing;
   int nChannels = 1;

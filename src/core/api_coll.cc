@@ -1,4 +1,6 @@
 // C API: the collectives, send/recv, and groups.
+#include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "chorus/chorus.h"
@@ -7,6 +9,7 @@
 #include "core/comm.h"
 #include "core/group.h"
 #include "core/host_stream.h"
+#include "core/red_ops.h"
 #include "core/validate.h"
 
 using chorus::Status;
@@ -16,13 +19,18 @@ using chorus::core::Comm;
 
 namespace {
 
-// Validates, tunes and submits one operation. Inside a group, an error is also kept for chorusGroupEnd.
-chorusResult_t enqueue(const char* api, chorusComm_t handle, chorusStream_t stream, CollOp op) {
+// Validates, tunes and submits one operation: `op` as the call gave it, with the raw datatype and reduction
+// arguments (converted here, once the communicator is known: an op of chorusRedOpCreatePreMulSum belongs to
+// it). Inside a group, an error is also kept for chorusGroupEnd.
+chorusResult_t enqueue(const char* api, chorusComm_t handle, chorusStream_t stream, CollOp op, int datatype,
+                       int redop) {
   // Checks first, while the caller's handle is certainly alive: their errors are recorded in the comm.
   Comm* comm = nullptr;
   chorus::core::CallStream s;
   chorusResult_t rc = chorus::core::apiGuard(api, nullptr, [&] {
     comm = chorus::core::checkComm(handle);
+    op.dtype = chorus::core::toDType(datatype);
+    chorus::core::resolveRedOp(*comm, redop, &op);
     Status init = comm->initResult();
     CHORUS_CHECK_USAGE(init != Status::kInProgress,
                        "the communicator is still being created (non-blocking init): poll chorusCommGetAsyncError");
@@ -48,33 +56,23 @@ chorusResult_t enqueue(const char* api, chorusComm_t handle, chorusStream_t stre
       chorus::core::submit(comm, s, op);
       return chorusSuccess;
     });
-  } else if (comm != nullptr) {
-    chorus::core::recordLastError(comm, chorus::core::threadLastError());
   }
   if (rc != chorusSuccess) chorus::core::recordGroupError(static_cast<Status>(rc), chorus::core::threadLastError());
   return rc;
 }
 
-// Builds an operation, converting the API's enums (errors name the argument).
+// Builds an operation from a call's arguments. `datatype` and `redop` are the raw integers the caller passed
+// (see enumBits); operations without a reduction pass chorusSum.
 chorusResult_t makeAndEnqueue(const char* api, CollType type, const void* sendbuff, void* recvbuff, size_t count,
                               int datatype, int redop, int root, int peer, chorusComm_t comm, chorusStream_t stream) {
   CollOp op;
-  chorusResult_t rc = chorus::core::apiGuard(api, nullptr, [&] {
-    op.type = type;
-    op.sendbuff = sendbuff;
-    op.recvbuff = recvbuff;
-    op.count = count;
-    op.dtype = chorus::core::toDType(datatype);
-    op.op = chorus::core::toOp(redop);
-    op.root = root;
-    op.peer = peer;
-    return chorusSuccess;
-  });
-  if (rc != chorusSuccess) {
-    chorus::core::recordGroupError(static_cast<Status>(rc), chorus::core::threadLastError());
-    return rc;
-  }
-  return enqueue(api, comm, stream, op);
+  op.type = type;
+  op.sendbuff = sendbuff;
+  op.recvbuff = recvbuff;
+  op.count = count;
+  op.root = root;
+  op.peer = peer;
+  return enqueue(api, comm, stream, op, datatype, redop);
 }
 
 }  // namespace
@@ -91,6 +89,12 @@ chorusResult_t chorusBroadcast(const void* sendbuff, void* recvbuff, size_t coun
                                chorusComm_t comm, chorusStream_t stream) {
   return makeAndEnqueue("chorusBroadcast", CollType::kBroadcast, sendbuff, recvbuff, count,
                         chorus::core::enumBits(datatype), chorusSum, root, -1, comm, stream);
+}
+
+chorusResult_t chorusBcast(void* buff, size_t count, chorusDataType_t datatype, int root, chorusComm_t comm,
+                           chorusStream_t stream) {
+  return makeAndEnqueue("chorusBcast", CollType::kBroadcast, buff, buff, count, chorus::core::enumBits(datatype),
+                        chorusSum, root, -1, comm, stream);
 }
 
 chorusResult_t chorusReduce(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
@@ -150,7 +154,36 @@ chorusResult_t chorusGroupStart(void) {
 
 chorusResult_t chorusGroupEnd(void) {
   return chorus::core::apiGuard("chorusGroupEnd", nullptr, [] {
-    chorus::core::groupEnd();
+    // A non-blocking communicator created in the group is still being made: poll chorusCommGetAsyncError.
+    if (chorus::core::groupEnd() == Status::kInProgress) return chorusInProgress;
+    return chorusSuccess;
+  });
+}
+
+chorusResult_t chorusGroupSimulateEnd(chorusSimInfo_t* simInfo) {
+  return chorus::core::apiGuard("chorusGroupSimulateEnd", nullptr, [&] {
+    // Only the caller's `size` bytes are read and written (an older, smaller struct stays valid), as NCCL does.
+    chorusSimInfo_t info = CHORUS_SIM_INFO_INITIALIZER;
+    size_t size = 0;
+    if (simInfo != nullptr) {
+      std::memcpy(&size, &simInfo->size, sizeof(size));
+      size = std::min(size, sizeof(info));
+      std::memcpy(static_cast<void*>(&info), simInfo, size);
+    }
+    // The group ends whatever the argument: a bad simInfo must not leave the thread inside it.
+    double us = 0;
+    Status first = Status::kSuccess;
+    std::string error;
+    const bool simulated = chorus::core::groupSimulateEnd(&us, &first, &error);
+    CHORUS_CHECK_ARG(simInfo != nullptr, "simInfo is NULL");
+    CHORUS_CHECK_ARG(
+        size >= offsetof(chorusSimInfo_t, magic) + sizeof(info.magic) && info.magic == CHORUS_SIM_INFO_MAGIC,
+        "simInfo was not initialized with CHORUS_SIM_INFO_INITIALIZER (NCCL_SIM_INFO_INITIALIZER)");
+    if (first != Status::kSuccess) CHORUS_THROW(first, error);
+    if (simulated) {
+      info.estimatedTime = static_cast<float>(us);
+      std::memcpy(static_cast<void*>(simInfo), &info, size);
+    }
     return chorusSuccess;
   });
 }

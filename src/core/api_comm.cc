@@ -2,8 +2,10 @@
 #include <algorithm>
 #include <cstring>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
+#include "base/logging.h"
 #include "base/shm.h"
 #include "base/socket.h"
 #include "chorus/chorus.h"
@@ -12,8 +14,11 @@
 #include "core/config.h"
 #include "core/env_launch.h"
 #include "core/failed_ranks.h"
+#include "core/group.h"
 #include "core/handle_registry.h"
 #include "core/init.h"
+#include "core/job_rendezvous.h"
+#include "core/red_ops.h"
 
 using chorus::Status;
 using chorus::core::apiGuard;
@@ -25,6 +30,20 @@ namespace {
 
 chorus::bootstrap::UniqueId decodeId(const chorusUniqueId& id) {
   return chorus::bootstrap::decodeUniqueId(reinterpret_cast<const uint8_t*>(id.internal));
+}
+
+// The rest of InitRankConfig and InitRankScalable, once the id is known. Inside a group the init is NCCL's
+// deferred one: it starts now on a thread and the outermost chorusGroupEnd waits for it, so that one thread
+// may create several ranks of one communicator between chorusGroupStart and chorusGroupEnd.
+chorusResult_t initWithId(chorusComm_t* comm, int nranks, const chorus::bootstrap::UniqueId& id, int rank,
+                          chorusConfig_t* config) {
+  CommOptions options = chorus::core::resolveOptions(config);
+  options.device = chorus::core::resolveDevice(options.device);
+  const bool grouped = chorus::core::inGroup();
+  Comm* c = chorus::core::initRank(id, nranks, rank, options, grouped);
+  if (grouped) chorus::core::deferInit(c);
+  *comm = reinterpret_cast<chorusComm_t>(c);
+  return options.blocking ? chorusSuccess : chorusInProgress;
 }
 
 void checkRankArgs(chorusComm_t* comm, int nranks, int rank) {
@@ -44,6 +63,7 @@ constexpr int64_t kDestroyFlushMs = 2000;
 void destroyComm(Comm* c) {
   c->joinInitThread();
   chorus::core::commHandles().remove(c);
+  chorus::core::forgetRedOps(c);
   const bool created = c->initResult() == Status::kSuccess;
   bool healthy =
       created && !c->aborted() && (c->asyncError() == Status::kSuccess || c->asyncError() == Status::kInvalidUsage);
@@ -110,16 +130,24 @@ const char* chorusGetErrorString(chorusResult_t result) {
 }
 
 const char* chorusGetLastError(chorusComm_t comm) {
-  thread_local std::string copy;
-  // The thread's own last error when it was about this communicator (or comm is NULL); else the
-  // communicator's, which asynchronous work on streams records too.
-  if (comm != nullptr && chorus::core::commHandles().contains(comm) &&
-      chorus::core::threadLastErrorComm() != reinterpret_cast<Comm*>(comm)) {
-    copy = reinterpret_cast<Comm*>(comm)->lastError();
-    if (!copy.empty()) return copy.c_str();
+  // Every error of a call on a communicator, and of its asynchronous work, is recorded in it as it happens:
+  // its record is its latest error. A destroyed (or foreign) handle gets the thread's, as NULL does. Each
+  // argument has its own copy per thread, so a pointer stays valid until the thread asks again about the
+  // same communicator (or NULL), whatever else it calls in between.
+  thread_local std::unordered_map<const void*, std::string> held;
+  const bool live = comm != nullptr && chorus::core::commHandles().contains(comm);
+  std::string msg = live ? reinterpret_cast<Comm*>(comm)->lastError() : chorus::core::threadLastError();
+  if (held.size() >= 64 && held.count(comm) == 0) {
+    std::erase_if(
+        held, [&](const auto& kv) { return kv.first != nullptr && !chorus::core::commHandles().contains(kv.first); });
   }
-  copy = chorus::core::threadLastError();
-  return copy.c_str();
+  std::string& slot = held[comm];
+  slot = std::move(msg);
+  return slot.c_str();
+}
+
+void chorusResetDebugInit(void) {
+  chorus::resetLogging();
 }
 
 chorusResult_t chorusGetUniqueId(chorusUniqueId* uniqueId) {
@@ -137,12 +165,21 @@ chorusResult_t chorusCommInitRankConfig(chorusComm_t* comm, int nranks, chorusUn
   return apiGuard("chorusCommInitRankConfig", nullptr, [&] {
     if (comm != nullptr) *comm = nullptr;
     checkRankArgs(comm, nranks, rank);
-    CommOptions options = chorus::core::resolveOptions(config);
-    options.device = chorus::core::resolveDevice(options.device);
-    chorus::bootstrap::UniqueId id = decodeId(commId);
-    Comm* c = chorus::core::initRank(id, nranks, rank, options);
-    *comm = reinterpret_cast<chorusComm_t>(c);
-    return options.blocking ? chorusSuccess : chorusInProgress;
+    return initWithId(comm, nranks, decodeId(commId), rank, config);
+  });
+}
+
+chorusResult_t chorusCommInitRankScalable(chorusComm_t* newcomm, int nranks, int myrank, int nId,
+                                          chorusUniqueId* commIds, chorusConfig_t* config) {
+  return apiGuard("chorusCommInitRankScalable", nullptr, [&] {
+    if (newcomm != nullptr) *newcomm = nullptr;
+    checkRankArgs(newcomm, nranks, myrank);
+    CHORUS_CHECK_ARG(nId >= 1 && nId <= nranks, "nId must be in [1, nranks=", nranks, "], not ", nId);
+    CHORUS_CHECK_ARG(commIds != nullptr, "commIds is NULL");
+    // One rendezvous is enough for Chorus (it exchanges only endpoint addresses): every rank meets at the
+    // first id. The others must still be ids, as every rank passes the same list.
+    for (int i = 1; i < nId; ++i) decodeId(commIds[i]);
+    return initWithId(newcomm, nranks, decodeId(commIds[0]), myrank, config);
   });
 }
 
@@ -154,37 +191,18 @@ chorusResult_t chorusCommInitAll(chorusComm_t* comms, int ndev, const int* devli
   return apiGuard("chorusCommInitAll", nullptr, [&] {
     CHORUS_CHECK_ARG(comms != nullptr, "comms is NULL");
     CHORUS_CHECK_ARG(ndev >= 1, "ndev must be >= 1, not ", ndev);
-    CommOptions options = chorus::core::resolveOptions(nullptr);
-    for (int i = 0; i < ndev; ++i) {
-      int dev = devlist == nullptr ? CHORUS_DEVICE_HOST : devlist[i];
-      CHORUS_CHECK_ARG(devlist == nullptr || dev >= 0, "devlist[", i, "] = ", dev, " is not a CUDA device index");
-      chorus::core::resolveDevice(dev);
+    std::vector<int> devices(ndev, CHORUS_DEVICE_HOST);
+    for (int i = 0; devlist != nullptr && i < ndev; ++i) {
+      CHORUS_CHECK_ARG(devlist[i] >= 0 || devlist[i] == CHORUS_DEVICE_HOST, "devlist[", i, "] = ", devlist[i],
+                       " is neither a CUDA device index nor CHORUS_DEVICE_HOST");
+      CHORUS_CHECK_ARG((devlist[i] >= 0) == (devlist[0] >= 0),
+                       "devlist mixes host ranks (CHORUS_DEVICE_HOST) and "
+                       "CUDA devices: devlist[0] = ",
+                       devlist[0], ", devlist[", i, "] = ", devlist[i]);
+      devices[i] = devlist[i];
+      chorus::core::resolveDevice(devices[i]);  // an unusable device fails here, before any rank starts
     }
-    chorus::bootstrap::UniqueId id = chorus::bootstrap::createUniqueId();
-    // Every rank must join the rendezvous at once: one thread per rank.
-    std::vector<Comm*> made(ndev, nullptr);
-    std::vector<chorus::Failure> failures(ndev);  // a rank thread's error, raised on this thread (base/error.h)
-    std::vector<std::thread> threads;
-    for (int r = 0; r < ndev; ++r) {
-      threads.emplace_back([&, r] {
-        try {
-          CommOptions mine = options;
-          mine.device = devlist == nullptr ? CHORUS_DEVICE_HOST : chorus::core::resolveDevice(devlist[r]);
-          made[r] = chorus::core::initRank(id, ndev, r, mine);
-        } catch (const chorus::Error& e) {
-          failures[r] = chorus::Failure{e.status(), "rank " + std::to_string(r) + ": " + e.what()};
-        }
-      });
-    }
-    for (auto& t : threads) t.join();
-    for (int r = 0; r < ndev; ++r) {
-      if (!failures[r].ok()) {
-        for (Comm* c : made) {
-          if (c != nullptr) destroyComm(c);
-        }
-        failures[r].raise();
-      }
-    }
+    std::vector<Comm*> made = chorus::core::initInProcess(devices, chorus::core::resolveOptions(nullptr));
     for (int r = 0; r < ndev; ++r) comms[r] = reinterpret_cast<chorusComm_t>(made[r]);
     return chorusSuccess;
   });
@@ -197,10 +215,21 @@ chorusResult_t chorusCommInitFromEnv(chorusComm_t* comm, chorusConfig_t* config)
     CommOptions options = chorus::core::resolveOptions(config);
     options.device = chorus::core::resolveDevice(options.device);
     chorus::core::LaunchInfo info = chorus::core::readLaunchInfo();
-    chorus::SocketAddress addr = chorus::SocketAddress::parse(info.addr, -1, info.addrSource.c_str());
-    chorus::bootstrap::UniqueId id = info.rank == 0 ? chorus::bootstrap::serveRendezvousAt(addr, info.secretHex)
-                                                    : chorus::bootstrap::rendezvousIdFor(addr, info.secretHex);
+    chorus::bootstrap::UniqueId id;
+    const std::string& file = info.rendezvousFile;
+    if (!file.empty()) {
+      chorus::WaitContext ctx;
+      ctx.deadline = chorus::Deadline::afterMs(options.timeoutMs);
+      ctx.what = "rank " + std::to_string(info.rank) + ": chorusCommInitFromEnv";
+      id = info.rank == 0 ? chorus::core::publishJobId(file) : chorus::core::awaitJobId(file, ctx);
+    } else {
+      chorus::SocketAddress addr = chorus::SocketAddress::parse(info.addr, -1, info.addrSource.c_str());
+      id = info.rank == 0 ? chorus::bootstrap::serveRendezvousAt(addr, info.secretHex)
+                          : chorus::bootstrap::rendezvousIdFor(addr, info.secretHex);
+    }
     Comm* c = chorus::core::initRank(id, info.size, info.rank, options);
+    // Every rank has joined once a blocking init returns: the file has served.
+    if (!file.empty() && info.rank == 0 && options.blocking) chorus::core::retractJobId(file);
     *comm = reinterpret_cast<chorusComm_t>(c);
     return options.blocking ? chorusSuccess : chorusInProgress;
   });
@@ -222,7 +251,9 @@ chorusResult_t chorusCommSplit(chorusComm_t comm, int color, int key, chorusComm
     std::vector<Entry> all(parent->nranks());
     all[parent->rank()] = {color, key, parent->rank()};
     uint64_t tag = parent->nextChildTag();
-    parent->bootstrap().allgather(all.data(), sizeof(Entry), parent->waitContext("chorusCommSplit exchange"));
+    chorus::WaitContext ctx = parent->waitContext("chorusCommSplit exchange");
+    if (parent->revoked()) ctx.abort = nullptr;  // a revoked communicator may still be split
+    parent->bootstrap().allgather(all.data(), sizeof(Entry), ctx);
     if (color == CHORUS_SPLIT_NOCOLOR) return chorusSuccess;
     std::vector<Entry> mine;
     for (const Entry& e : all) {
@@ -273,18 +304,6 @@ chorusResult_t chorusCommShrink(chorusComm_t comm, int* excludeRanksList, int ex
   });
 }
 
-chorusResult_t chorusCommRevoke(chorusComm_t comm, int revokeFlags) {
-  return apiGuard("chorusCommRevoke", nullptr, [&] {
-    Comm* c = checkComm(comm);
-    CHORUS_CHECK_ARG(revokeFlags == CHORUS_REVOKE_DEFAULT, "revokeFlags must be CHORUS_REVOKE_DEFAULT, not ",
-                     revokeFlags);
-    c->joinInitThread();
-    CHORUS_CHECK_USAGE(c->initResult() == Status::kSuccess, "the communicator was not created successfully");
-    c->revoke();
-    return chorusSuccess;
-  });
-}
-
 chorusResult_t chorusCommGetFailedRanks(chorusComm_t comm, int* ranks, int* nranks) {
   return apiGuard("chorusCommGetFailedRanks", nullptr, [&] {
     Comm* c = checkComm(comm);
@@ -305,12 +324,19 @@ chorusResult_t chorusCommFinalize(chorusComm_t comm) {
     Comm* c = checkComm(comm);
     c->joinInitThread();
     CHORUS_CHECK_USAGE(c->initResult() == Status::kSuccess, "the communicator was not created successfully");
+    CHORUS_CHECK_USAGE(!c->revoked(),
+                       "the communicator was revoked: destroy it (chorusCommFinalize is invalid after "
+                       "chorusCommRevoke)");
     try {
       c->waitIdle(c->waitContext("chorusCommFinalize waiting for pending work"));
       c->drainSends(c->waitContext("chorusCommFinalize flushing sends"));
     } catch (const chorus::Error& e) {
       // Recorded in the communicator: the notice its destruction sends names this first cause.
-      const std::string msg = std::string(e.what()) + (e.status() == Status::kTimeout ? c->stalledPeers() : "");
+      std::string msg = std::string(e.what()) + (e.status() == Status::kTimeout ? c->stalledPeers() : "");
+      if (e.status() == Status::kRemoteError && msg.find("peer rank") == std::string::npos) {
+        const std::string first = c->awaitFailureNotice(50);  // a peer's notice names the first cause
+        if (!first.empty()) msg += " (" + first + ")";
+      }
       c->recordAsyncError(e.status(), "chorusCommFinalize: " + msg);
       CHORUS_THROW(e.status(), msg);
     }
@@ -335,6 +361,22 @@ chorusResult_t chorusCommAbort(chorusComm_t comm) {
     if (c->initResult() == Status::kSuccess)
       c->announceFailure("rank " + std::to_string(c->rank()) + " aborted the communicator (chorusCommAbort)");
     destroyComm(c);
+    return chorusSuccess;
+  });
+}
+
+chorusResult_t chorusCommRevoke(chorusComm_t comm, int revokeFlags) {
+  return apiGuard("chorusCommRevoke", nullptr, [&] {
+    Comm* c = checkComm(comm);
+    CHORUS_CHECK_ARG(revokeFlags == CHORUS_REVOKE_DEFAULT, "revokeFlags must be CHORUS_REVOKE_DEFAULT (0), not ",
+                     revokeFlags);
+    c->joinInitThread();
+    // Every wait on the communicator now ends with "revoked". Revoking is local, as NCCL's: peers waiting on
+    // this rank see it when they revoke their own communicator (or at their deadline).
+    c->revoke();
+    chorus::WaitContext ctx = c->waitContext("chorusCommRevoke waiting for pending operations to stop");
+    ctx.abort = nullptr;  // set by revoke(): the wait would end at once
+    c->waitIdle(ctx);
     return chorusSuccess;
   });
 }

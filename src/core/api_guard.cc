@@ -16,8 +16,22 @@ static_assert(static_cast<int>(Status::kTimeout) == chorusTimeout);
 
 namespace {
 thread_local std::string tlsLastError;
-thread_local const Comm* tlsLastErrorComm = nullptr;  // the communicator the thread's last error was about
+thread_local Comm* tlsCallComm = nullptr;  // the communicator checkComm() validated in the current call
 }  // namespace
+
+void noteCallComm(Comm* comm) {
+  tlsCallComm = comm;
+}
+
+CallCommScope::CallCommScope() : saved_(tlsCallComm) {
+  tlsCallComm = nullptr;
+}
+CallCommScope::~CallCommScope() {
+  tlsCallComm = saved_;
+}
+Comm* CallCommScope::comm(Comm* given) const {
+  return given != nullptr ? given : tlsCallComm;
+}
 
 chorusResult_t toResult(Status s) {
   return static_cast<chorusResult_t>(s);
@@ -25,9 +39,6 @@ chorusResult_t toResult(Status s) {
 
 const std::string& threadLastError() {
   return tlsLastError;
-}
-const Comm* threadLastErrorComm() {
-  return tlsLastErrorComm;
 }
 
 void recordLastError(Comm* comm, const std::string& msg) {
@@ -39,7 +50,6 @@ void recordLastError(Comm* comm, const std::string& msg) {
     for (size_t at; (at = full.find(tag + tag)) != std::string::npos;) full.erase(at, tag.size());
   }
   tlsLastError = full;
-  tlsLastErrorComm = comm;
   if (comm != nullptr) comm->setLastError(full);
   CHORUS_LOG_WARN(kAll, full);
 }

@@ -20,24 +20,40 @@ class Comm;
 void recordLastError(Comm* comm, const std::string& msg);
 // The calling thread's last error message ("" when none).
 const std::string& threadLastError();
-// The communicator the thread's last error was about (nullptr: none or unknown).
-const Comm* threadLastErrorComm();
 
 chorusResult_t toResult(Status s);
+
+// The communicator the current API call is about: checkComm() notes every handle it validates, so that an
+// error of the call is recorded in that communicator too (chorusGetLastError(comm) returns it) even where
+// the guard was given none. Scoped to one apiGuard.
+void noteCallComm(Comm* comm);
+class CallCommScope {
+ public:
+  CallCommScope();
+  ~CallCommScope();
+  CallCommScope(const CallCommScope&) = delete;
+  CallCommScope& operator=(const CallCommScope&) = delete;
+  // `given` if not null, else the communicator checkComm() validated during the call.
+  Comm* comm(Comm* given) const;
+
+ private:
+  Comm* saved_;
+};
 
 // Runs fn(); maps exceptions to a result. `op` names the API call in messages ("chorusAllReduce").
 template <typename Fn>
 chorusResult_t apiGuard(const char* op, Comm* comm, Fn&& fn) {
+  CallCommScope scope;
   try {
     return std::forward<Fn>(fn)();
   } catch (const Error& e) {
-    recordLastError(comm, std::string(op) + ": " + e.what());
+    recordLastError(scope.comm(comm), std::string(op) + ": " + e.what());
     return toResult(e.status());
   } catch (const std::bad_alloc&) {
-    recordLastError(comm, std::string(op) + ": out of memory");
+    recordLastError(scope.comm(comm), std::string(op) + ": out of memory");
     return chorusSystemError;
   } catch (const std::exception& e) {
-    recordLastError(comm, std::string(op) + ": internal error: " + e.what());
+    recordLastError(scope.comm(comm), std::string(op) + ": internal error: " + e.what());
     return chorusInternalError;
   }
 }

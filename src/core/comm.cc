@@ -16,6 +16,7 @@
 #include "base/logging.h"
 #include "base/params.h"
 #include "base/process.h"
+#include "core/api_guard.h"
 #include "core/handle_registry.h"
 #include "core/topo_setup.h"
 #include "transport/fifo_geometry.h"
@@ -208,15 +209,10 @@ std::string Comm::awaitFailureNotice(int ms) const {
 }
 
 void Comm::revoke() {
-  revoked_.store(true);
-  abort();
+  abort_.store(kAbortRevoked);
+  // Peers waiting on this rank fail now (closed FIFOs), and so does their next operation (the notice).
   poisonConnections();
   announceFailure(rankTag_ + " revoked the communicator (chorusCommRevoke)");
-  // Pending work sees the abort flag at its next wait; the deadline only bounds a bug.
-  WaitContext ctx;
-  ctx.deadline = Deadline::afterMs(options_.timeoutMs);
-  ctx.what = rankTag_ + ": chorusCommRevoke waiting for pending work to stop";
-  waitIdle(ctx);
 }
 
 void Comm::poisonConnections() {
@@ -253,6 +249,7 @@ Comm* checkComm(const void* handle, const char* arg) {
   CHORUS_CHECK_ARG(commHandles().contains(handle), arg,
                    " is not a live communicator (destroyed, or not from chorusCommInit*)");
   Comm* c = const_cast<Comm*>(static_cast<const Comm*>(handle));
+  noteCallComm(c);  // an error of this call is also the communicator's (chorusGetLastError)
   return c;
 }
 

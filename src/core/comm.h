@@ -94,11 +94,6 @@ class Comm {
   // closed by a peer that failed is explained by that peer's notice, which names the first cause.
   std::string awaitFailureNotice(int ms) const;
 
-  // chorusCommRevoke: aborts pending work, closes the host connections (peers waiting on this rank fail now)
-  // and waits until no operation is pending; later operations are refused. The bootstrap stays usable.
-  void revoke();
-  bool revoked() const { return revoked_.load(); }
-
   // Numbers `n` collectives in the order every rank issues them; returns the first number (slot_tag.h).
   uint32_t takeCollectiveSeqs(uint32_t n) {
     const uint32_t first = collSeq_;
@@ -112,6 +107,11 @@ class Comm {
   // Abort: every waiter on this comm gives up.
   void abort();
   bool aborted() const { return abort_.load() != 0; }
+  // chorusCommRevoke: aborts as abort() does, and waits report "revoked" (kAbortRevoked) instead of "aborted";
+  // also closes the host connections and tells the peers (announceFailure), so theirs fail now. The bootstrap
+  // stays usable (chorusCommGetFailedRanks, chorusCommShrink).
+  void revoke();
+  bool revoked() const { return abort_.load() == kAbortRevoked; }
   const std::atomic<uint32_t>* abortFlag() const { return &abort_; }
 
   // Init state for non-blocking creation; asynchronous error of executed work.
@@ -154,7 +154,6 @@ class Comm {
   std::string rankTag_;  // "rank R"
 
   std::atomic<uint32_t> abort_{0};
-  std::atomic<bool> revoked_{false};
   std::atomic<bool> announced_{false};
   uint64_t agreementCount_ = 0;
   uint32_t collSeq_ = 0;  // collectives run so far (one thread runs a communicator's work at a time)

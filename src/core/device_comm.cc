@@ -75,7 +75,11 @@ DeviceComm::~DeviceComm() {
   stopCv_.notify_all();
   if (watchdog_.joinable()) watchdog_.join();
   cu::DeviceScope scope(device_);
-  for (InFlight& f : inFlight_) cudaEventDestroy(static_cast<cudaEvent_t>(f.event));
+  for (InFlight& f : inFlight_) {
+    cudaEventDestroy(static_cast<cudaEvent_t>(f.event));
+    if (f.start != nullptr) cudaEventDestroy(static_cast<cudaEvent_t>(f.start));
+  }
+  if (pendingStart_ != nullptr) cudaEventDestroy(static_cast<cudaEvent_t>(pendingStart_));
   for (int* r : deviceRings_) cu::deviceFree(r);
   if (stream_ != nullptr) cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
   cu::mappedHostFree(mapped_);
@@ -93,16 +97,36 @@ coll::device::DevExecEnv DeviceComm::env() {
   return e;
 }
 
-void DeviceComm::trackLaunch(std::string what) {
+namespace {
+
+// An event recorded now on `stream`; the caller owns it.
+cudaEvent_t recordEvent(void* stream) {
   cudaEvent_t ev = nullptr;
   CHORUS_CHECK_CUDA(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
-  cudaError_t e = cudaEventRecord(ev, static_cast<cudaStream_t>(stream_));
+  const cudaError_t e = cudaEventRecord(ev, static_cast<cudaStream_t>(stream));
   if (e != cudaSuccess) {
     cudaEventDestroy(ev);
     CHORUS_CHECK_CUDA(e, "cudaEventRecord");
   }
+  return ev;
+}
+
+}  // namespace
+
+void DeviceComm::markStart() {
+  cudaEvent_t ev = recordEvent(stream_);
   std::lock_guard<std::mutex> lock(flightMu_);
-  inFlight_.push_back(InFlight{ev, std::move(what)});
+  if (pendingStart_ != nullptr) cudaEventDestroy(static_cast<cudaEvent_t>(pendingStart_));
+  pendingStart_ = ev;
+}
+
+void DeviceComm::trackLaunch(std::string what) {
+  cudaEvent_t ev = recordEvent(stream_);
+  std::lock_guard<std::mutex> lock(flightMu_);
+  // Only the first launch after markStart waits for the caller's stream; later ones start when their
+  // predecessor on the internal stream ends, which the watchdog sees as that predecessor leaving inFlight_.
+  inFlight_.push_back(InFlight{ev, pendingStart_, std::move(what)});
+  pendingStart_ = nullptr;
 }
 
 void DeviceComm::checkReports(const std::string& what) {
@@ -120,6 +144,8 @@ void DeviceComm::checkReports(const std::string& what) {
     }
     comm_.recordAsyncError(
         st, "rank " + std::to_string(comm_.rank()) + ": " + what + ": block " + std::to_string(i) + ": " + why);
+    // Recorded once: the slot is free for the next launch (whose blocks set it only while it reads kDevOk).
+    *reinterpret_cast<volatile uint32_t*>(&reportsHost_[i].status) = coll::device::kDevOk;
     return;
   }
 }
@@ -143,8 +169,13 @@ void DeviceComm::watchdogLoop() {
       }
       checkReports(inFlight_.front().what);
       cudaEventDestroy(static_cast<cudaEvent_t>(inFlight_.front().event));
+      if (inFlight_.front().start != nullptr) cudaEventDestroy(static_cast<cudaEvent_t>(inFlight_.front().start));
       inFlight_.pop_front();
     }
+    // A launch still queued behind its caller's stream has not started: its clock has not started either.
+    const bool started =
+        !inFlight_.empty() && (inFlight_.front().start == nullptr ||
+                               cudaEventQuery(static_cast<cudaEvent_t>(inFlight_.front().start)) != cudaErrorNotReady);
     bool moved = false;
     for (int i = 0; i < kReportSlots; ++i) {
       const uint64_t p = *reinterpret_cast<volatile uint64_t*>(&reportsHost_[i].progress);
@@ -152,7 +183,7 @@ void DeviceComm::watchdogLoop() {
       lastProgress[i] = p;
     }
     const uint64_t now = nowNs();
-    if (moved || inFlight_.empty()) lastMoveNs = now;
+    if (moved || !started) lastMoveNs = now;
     if (!inFlight_.empty() && timeoutNs > 0 && now - lastMoveNs > timeoutNs && *abortHost_ == 0) {
       CHORUS_LOG_WARN(kColl, "rank ", comm_.rank(), ": ", inFlight_.front().what, ": no progress for ",
                       comm_.options().timeoutMs, " ms; aborting the kernel");

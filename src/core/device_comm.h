@@ -8,9 +8,11 @@
 //     kernel wait loop polls, so an abort ends kernels waiting on a peer that never comes;
 //   - retires finished launches (cudaEventQuery) and turns a non-zero block status into the communicator's
 //     asynchronous error (chorusCommGetAsyncError);
-//   - compares the blocks' progress counters with their last values: a launch in flight whose counters have
-//     not moved for CHORUS_TIMEOUT_MS (the communicator's timeout) raises the abort word and records
-//     chorusTimeout.
+//   - compares the blocks' progress counters with their last values: a launch that has started (its start
+//     event, recorded on the internal stream after the wait for the caller's stream, has completed) and whose
+//     counters have not moved for CHORUS_TIMEOUT_MS (the communicator's timeout) raises the abort word and
+//     records chorusTimeout. Time spent queued behind the caller's own work does not count.
+// A reported block status is recorded once and the slot is cleared for the next launch.
 #pragma once
 
 #include "chorus_build_config.h"
@@ -45,12 +47,17 @@ class DeviceComm {
 
   // The stream kernels run on (non-blocking, so the legacy NULL stream of another rank never serializes it).
   void* internalStream() const { return stream_; }
+  // Records the start event of the next launch on internalStream(): called after the internal stream was
+  // made to wait for the caller's, before the launch's kernels. The watchdog's clock for that launch starts
+  // when this event completes.
+  void markStart();
   // Registers the launch just enqueued on internalStream() for the watchdog.
   void trackLaunch(std::string what);
 
  private:
   struct InFlight {
-    void* event = nullptr;  // cudaEvent_t
+    void* event = nullptr;  // cudaEvent_t: the launch has finished
+    void* start = nullptr;  // cudaEvent_t or nullptr: the launch may run (its predecessors on the stream are done)
     std::string what;
   };
 
@@ -69,6 +76,7 @@ class DeviceComm {
 
   std::mutex flightMu_;
   std::deque<InFlight> inFlight_;
+  void* pendingStart_ = nullptr;  // from markStart, handed to the next trackLaunch
   std::atomic<bool> stop_{false};
   std::mutex stopMu_;
   std::condition_variable stopCv_;

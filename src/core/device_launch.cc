@@ -39,6 +39,26 @@ struct LaunchScope {
   }
 };
 
+// When a launch throws part-way, the callers' streams of the works whose kernels may have been enqueued (the
+// first `started`) still wait for the internal streams, best effort: the error already travelling is the one
+// reported.
+struct CallersWait {
+  std::vector<Work>& works;
+  size_t started = 0;
+  bool done = false;
+  explicit CallersWait(std::vector<Work>& w) : works(w) {}
+  ~CallersWait() {
+    if (done) return;
+    for (size_t i = 0; i < started; ++i) {
+      Work& w = works[i];
+      if (cudaSetDevice(w.comm->device()) != cudaSuccess || w.ready == nullptr) continue;
+      if (cudaEventRecord(w.ready, static_cast<cudaStream_t>(w.dev->internalStream())) == cudaSuccess) {
+        cudaStreamWaitEvent(static_cast<cudaStream_t>(w.stream), w.ready, 0);
+      }
+    }
+  }
+};
+
 DeviceComm& deviceState(Comm& comm) {
   // Creation races only between threads that drive the same communicator, which the API forbids.
   if (!comm.deviceState) comm.deviceState.reset(new DeviceComm(comm));
@@ -62,11 +82,18 @@ void launchDeviceCalls(const std::vector<DeviceCall>& calls) {
     w->ops.push_back(c.op);
   }
   LaunchScope scope(works);
-  // 0. Bad input, before anything is enqueued: a stream of another device.
+  // 0. Bad input, before anything is enqueued: a stream of another device, or one being captured into a CUDA
+  // graph (the launch records events and waits across streams, and the watchdog queries them: none of that
+  // may enter a capture).
   for (const Work& w : works) {
     const int sd = transport::cuda::streamDevice(w.stream);
     CHORUS_CHECK_ARG(w.stream == nullptr || sd == w.comm->device(), "stream ", w.stream, " belongs to CUDA device ", sd,
                      ", but the communicator's rank is on CUDA device ", w.comm->device());
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    CHORUS_CHECK_CUDA(cudaStreamIsCapturing(static_cast<cudaStream_t>(w.stream), &capture), "cudaStreamIsCapturing");
+    CHORUS_CHECK_USAGE(capture == cudaStreamCaptureStatusNone, "stream ", w.stream,
+                       " is being captured into a CUDA graph: Chorus does not record collectives in CUDA graphs yet "
+                       "(docs/cuda.md); launch them outside the capture");
   }
   // 1. Plans, device state and connections: every receiver's descriptor is posted before any sender waits.
   for (Work& w : works) {
@@ -82,9 +109,13 @@ void launchDeviceCalls(const std::vector<DeviceCall>& calls) {
     CHORUS_CHECK_CUDA(cudaEventRecord(w.ready, static_cast<cudaStream_t>(w.stream)), "cudaEventRecord on the stream");
     CHORUS_CHECK_CUDA(cudaStreamWaitEvent(static_cast<cudaStream_t>(w.dev->internalStream()), w.ready, 0));
   }
-  // 3. The kernels.
+  // 3. The kernels. From the first one on, the callers' streams must wait for what was launched even when a
+  // later launch throws: those kernels use the callers' buffers.
+  CallersWait callersWait(works);
   for (Work& w : works) {
     CHORUS_CHECK_CUDA(cudaSetDevice(w.comm->device()));
+    ++callersWait.started;
+    w.dev->markStart();
     coll::device::launchPlan(w.plan, w.dev->env(), w.dev->internalStream(),
                              [&w](const char* what) { w.dev->trackLaunch(what); });
   }
@@ -94,6 +125,7 @@ void launchDeviceCalls(const std::vector<DeviceCall>& calls) {
     CHORUS_CHECK_CUDA(cudaEventRecord(w.ready, static_cast<cudaStream_t>(w.dev->internalStream())));
     CHORUS_CHECK_CUDA(cudaStreamWaitEvent(static_cast<cudaStream_t>(w.stream), w.ready, 0));
   }
+  callersWait.done = true;
 }
 
 }  // namespace chorus::core

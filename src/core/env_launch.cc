@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/params.h"
+#include "core/job_rendezvous.h"
 
 namespace chorus::core {
 
@@ -73,9 +74,8 @@ LaunchInfo readLaunchInfo() {
     info.addr = host + ":" + *mport;
     info.addrSource = "MASTER_ADDR/MASTER_PORT";
   } else {
-    CHORUS_THROW(Status::kInvalidArgument,
-                 "no rendezvous address: set CHORUS_ADDR=host:port (chorusrun does) or "
-                 "MASTER_ADDR and MASTER_PORT");
+    // Plain mpirun or srun on one host: the ranks meet through a file named after the job.
+    info.rendezvousFile = jobRendezvousFile(info.size);
   }
   if (const std::optional<std::string> secret = param::text("CHORUS_SECRET")) info.secretHex = *secret;
   return info;

@@ -1,10 +1,12 @@
 #include "core/group.h"
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
 #include "base/error.h"
 #include "chorus_build_config.h"
+#include "collectives/tuning.h"
 #include "core/comm.h"
 #include "core/host_stream.h"
 #include "core/launch.h"
@@ -25,6 +27,7 @@ struct PendingCall {
 struct GroupState {
   int depth = 0;
   std::vector<PendingCall> calls;
+  std::vector<Comm*> inits;  // communicators created inside the group (deferInit)
   Status firstError = Status::kSuccess;
   std::string firstMessage;
 };
@@ -110,6 +113,33 @@ void groupStart() {
   ++group.depth;
 }
 
+void deferInit(Comm* comm) {
+  group.inits.push_back(comm);
+}
+
+namespace {
+
+// Waits for the inits started inside a group; returns the first failure of a blocking one (its message in
+// *error), else kInProgress when a non-blocking one is still being created, else kSuccess.
+Status finishInits(const std::vector<Comm*>& inits, std::string* error) {
+  Status result = Status::kSuccess;
+  for (Comm* c : inits) {
+    if (!c->options().blocking) {
+      if (result == Status::kSuccess && c->initResult() == Status::kInProgress) result = Status::kInProgress;
+      continue;
+    }
+    c->joinInitThread();
+    const Status s = c->initResult();
+    if (s != Status::kSuccess && (result == Status::kSuccess || result == Status::kInProgress)) {
+      result = s;
+      *error = c->lastError();
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
 void recordGroupError(Status s, const std::string& msg) {
   if (group.depth > 0 && group.firstError == Status::kSuccess) {
     group.firstError = s;
@@ -117,15 +147,52 @@ void recordGroupError(Status s, const std::string& msg) {
   }
 }
 
-void groupEnd() {
+bool groupSimulateEnd(double* estimatedUs, Status* firstError, std::string* error) {
+  CHORUS_CHECK_USAGE(group.depth > 0, "chorusGroupSimulateEnd called without a matching chorusGroupStart");
+  *firstError = Status::kSuccess;
+  if (--group.depth > 0) return false;
+  GroupState state = std::move(group);
+  group = GroupState{};
+  const Status inits = finishInits(state.inits, error);
+  if (inits != Status::kSuccess && inits != Status::kInProgress) {
+    *firstError = inits;
+    return false;
+  }
+  if (state.firstError != Status::kSuccess) {
+    *firstError = state.firstError;
+    *error = "a call in the group failed: " + state.firstMessage;
+    return false;
+  }
+  if (state.calls.empty()) return false;
+  std::map<Comm*, double> perComm;
+  for (const PendingCall& c : state.calls) {
+    // Collectives were tuned when they were called; send and recv are one direct transfer each.
+    const coll::Algo algo =
+        c.op.type == coll::CollType::kSend || c.op.type == coll::CollType::kRecv ? coll::Algo::kDirect : c.op.algo;
+    perComm[c.comm] += std::max(0.0, coll::predictUs(c.op, algo, c.comm->tuning()));
+  }
+  double longest = 0;
+  for (const auto& [comm, us] : perComm) longest = std::max(longest, us);
+  *estimatedUs = longest;
+  return true;
+}
+
+Status groupEnd() {
   CHORUS_CHECK_USAGE(group.depth > 0, "chorusGroupEnd called without a matching chorusGroupStart");
-  if (--group.depth > 0) return;
+  if (--group.depth > 0) return Status::kSuccess;
   std::vector<PendingCall> calls = std::move(group.calls);
+  std::vector<Comm*> created = std::move(group.inits);
   Status first = group.firstError;
   std::string msg = std::move(group.firstMessage);
   group = GroupState{};
+  std::string initError;
+  const Status inits = finishInits(created, &initError);
+  if (inits != Status::kSuccess && inits != Status::kInProgress) {
+    CHORUS_THROW(inits, "a communicator created in the group failed: ", initError);
+  }
   if (first != Status::kSuccess) CHORUS_THROW(first, "a call in the group failed, nothing was launched: ", msg);
   launch(calls);
+  return inits;
 }
 
 }  // namespace chorus::core

@@ -25,9 +25,19 @@ struct CallStream {
 void submit(Comm* comm, CallStream stream, const coll::CollOp& op);
 
 void groupStart();
-// Throws chorusInvalidUsage without a matching groupStart; throws the first error of the group's calls (then
-// nothing is launched) or the failure of its launch.
-void groupEnd();
+// Throws chorusInvalidUsage without a matching groupStart. Waits for the communicators created in the group,
+// then throws the first failure of their creation, or the first error of the group's calls (then nothing is
+// launched), or of its blocking launches; else returns kInProgress while a non-blocking one is still being
+// created, kSuccess otherwise.
+Status groupEnd();
+// chorusGroupSimulateEnd: ends the group as groupEnd does but launches nothing. When the outermost group had
+// calls, *estimatedUs receives the tuner's predicted time for them (per communicator the sum of its calls, the
+// longest communicator) and true is returned; false leaves it unset (a nested End, or no calls).
+bool groupSimulateEnd(double* estimatedUs, Status* firstError, std::string* error);
+// A communicator whose init was started inside the group (chorusCommInitRank*): the outermost groupEnd (or
+// groupSimulateEnd) waits for the init of the blocking ones and reports the first failure; with a non-blocking
+// one, groupEnd returns kInProgress.
+void deferInit(Comm* comm);
 // Records an error of a call made inside a group: groupEnd throws the first one.
 void recordGroupError(Status s, const std::string& msg);
 bool inGroup();

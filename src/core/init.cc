@@ -1,5 +1,6 @@
 #include "core/init.h"
 
+#include <mutex>
 #include <thread>
 
 #include "base/error.h"
@@ -41,11 +42,25 @@ void finishSetUp(Comm* comm, std::unique_ptr<bootstrap::Bootstrap> b) {
 
 }  // namespace
 
-Comm* initRank(const bootstrap::UniqueId& id, int nranks, int rank, const CommOptions& options) {
+void showVersion(int rank) {
+  static std::once_flag once;
+  const LogLevel level = logLevel();
+  if (level == LogLevel::kNone || (level <= LogLevel::kWarn && rank != 0)) return;
+  std::call_once(once, [level] {
+    std::string line =
+        detail::concat("Chorus version ", CHORUS_MAJOR, ".", CHORUS_MINOR, ".", CHORUS_PATCH, CHORUS_SUFFIX,
+                       CHORUS_BUILD_CUDA ? "+cuda" CHORUS_BUILD_CUDA_VERSION : "", " (NCCL ", CHORUS_NCCL_API_MAJOR,
+                       ".", CHORUS_NCCL_API_MINOR, ".", CHORUS_NCCL_API_PATCH, " API)");
+    logLine(level <= LogLevel::kWarn ? LogLevel::kVersion : LogLevel::kInfo, kAll, line);
+  });
+}
+
+Comm* initRank(const bootstrap::UniqueId& id, int nranks, int rank, const CommOptions& options, bool async) {
   // Each new communicator sees the environment as it is now (tests and tools change it between creations).
   param::reload();
+  showVersion(rank);
   auto comm = std::make_unique<Comm>(rank, nranks, options);
-  if (options.blocking) {
+  if (options.blocking && !async) {
     LogRankScope logRank(rank);
     WaitContext ctx = comm->waitContext("joining the communicator");
     finishSetUp(comm.get(), bootstrap::Bootstrap::init(id, rank, nranks, ctx));
@@ -75,6 +90,44 @@ Comm* initFromBootstrap(std::unique_ptr<bootstrap::Bootstrap> b, const CommOptio
   finishSetUp(comm.get(), std::move(b));
   commHandles().add(comm.get());
   return comm.release();
+}
+
+std::vector<Comm*> initInProcess(const std::vector<int>& devices, const CommOptions& options) {
+  param::reload();
+  showVersion(0);
+  const int n = static_cast<int>(devices.size());
+  std::vector<std::unique_ptr<bootstrap::Bootstrap>> boots = bootstrap::makeInProcessBootstraps(n);
+  // Every rank must take part in the set-up's exchanges at once: one thread per rank.
+  std::vector<Comm*> made(n, nullptr);
+  std::vector<std::string> errors(n);
+  std::vector<Status> status(n, Status::kSuccess);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        CommOptions mine = options;
+        mine.device = resolveDevice(devices[r]);
+        made[r] = initFromBootstrap(std::move(boots[r]), mine);
+      } catch (const Error& e) {
+        status[r] = e.status();
+        errors[r] = e.what();
+      } catch (const std::exception& e) {
+        status[r] = Status::kInternalError;
+        errors[r] = e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < n; ++r) {
+    if (status[r] == Status::kSuccess) continue;
+    for (Comm* c : made) {
+      if (c == nullptr) continue;
+      commHandles().remove(c);
+      delete c;  // no operation ran on it, and every rank's set-up has ended
+    }
+    CHORUS_THROW(status[r], "rank ", r, ": ", errors[r]);
+  }
+  return made;
 }
 
 }  // namespace chorus::core

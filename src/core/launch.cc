@@ -9,6 +9,7 @@
 #include "collectives/host/host_executor.h"
 #include "core/check_mode.h"
 #include "core/comm.h"
+#include "core/red_ops.h"
 
 namespace chorus::core {
 
@@ -32,6 +33,25 @@ const char* describe(const std::vector<coll::CollOp>& ops) {
   return buf;
 }
 
+// PreMulSum operations become plain sums over scaled copies of their inputs, made here as the operation starts
+// (a device-resident scalar is read now), so planning and the executors never see them. The copies are kept
+// per thread with their capacity: a fresh buffer per call would fault in every page of it each time.
+const std::vector<coll::CollOp>& withPreMulSumApplied(const std::vector<coll::CollOp>& ops, int nranks) {
+  bool any = false;
+  for (const coll::CollOp& op : ops) any = any || op.preMulSum;
+  if (!any) return ops;
+  thread_local std::vector<coll::CollOp> scaled;
+  thread_local std::vector<std::vector<char>> scratch;
+  scaled = ops;
+  size_t used = 0;
+  for (coll::CollOp& op : scaled) {
+    if (!op.preMulSum) continue;
+    if (scratch.size() == used) scratch.emplace_back();
+    op = applyPreMulSum(op, nranks, &scratch[used++]);
+  }
+  return scaled;
+}
+
 // One communicator's share: plan it, connect what the plan lists, run it.
 void executeWork(const CommWork& w) {
   Comm& comm = *w.comm;
@@ -41,7 +61,7 @@ void executeWork(const CommWork& w) {
   comm.fillWaitContext(&ctx);
   if (comm.options().checkMode) checkMatchingCalls(comm, w.ops, ctx);
   thread_local coll::Plan plan;
-  coll::planWork(w.ops, comm.planContext(), &plan);
+  coll::planWork(withPreMulSumApplied(w.ops, comm.nranks()), comm.planContext(), &plan);
   comm.connections().connect(plan.connections, transport::FifoMemory::kHost);
   coll::ExecEnv env;
   env.rank = comm.rank();

@@ -6,7 +6,7 @@ Rows: lines that do not start with '#' and hold at least 13 whitespace-separated
   size count type redop root | time algbw busbw #wrong (out-of-place) | time algbw busbw #wrong (in-place)
   (extra columns after the 13th, such as --compare mpi's, are kept in 'extra').
 Footer: '# Out of bounds values : N OK|FAILED', '# Avg bus bandwidth : X', '# Collective test concluded: X'.
-Launchers may prefix each line with the rank ('[0] ' from chorusrun, '[1,0]<stdout>:' from mpirun --tag-output).
+Launchers may prefix each line with the rank ('[0] ' from chorusrun --tag-output, '[1,0]<stdout>:' from mpirun --tag-output).
 
 Usage: parse_nccl_tests.py FILE|-    prints the parsed result as JSON.
 """

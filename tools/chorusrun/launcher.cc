@@ -57,8 +57,8 @@ Launcher::Launcher(JobSpec spec) : spec_(std::move(spec)) {
   wakeRead_ = wake[0];
   wakeWrite_ = wake[1];
   if (!spec_.onLine) {
-    spec_.onLine = [](int rank, Stream stream, std::string_view line) {
-      std::string text = "[" + std::to_string(rank) + "] ";
+    spec_.onLine = [tag = spec_.tagOutput](int rank, Stream stream, std::string_view line) {
+      std::string text = tag ? "[" + std::to_string(rank) + "] " : std::string();
       text.append(line);
       text.push_back('\n');
       writeAll(stream == Stream::kOut ? STDOUT_FILENO : STDERR_FILENO, text);

@@ -1,6 +1,6 @@
 // The launcher library behind chorusrun, also used by multi-process tests: starts the ranks of a job on this
-// machine with their CHORUS_* environment, relays their output line by line tagged with the rank, stops the
-// job when a rank fails or the timeout passes, and forwards signals to every rank's process group.
+// machine with their CHORUS_* environment, relays their output line by line (tagged with the rank on request), stops
+// the job when a rank fails or the timeout passes, and forwards signals to every rank's process group.
 #pragma once
 
 #include <sys/types.h>
@@ -21,8 +21,8 @@ namespace chorus::launcher {
 
 enum class Stream { kOut, kErr };
 
-// Receives every line a rank writes, without its '\n'. The default writes "[rank] line" to the launcher's
-// stdout or stderr.
+// Receives every line a rank writes, without its '\n'. The default writes the line to the launcher's stdout
+// or stderr as it came, as mpirun does; with JobSpec::tagOutput, as "[rank] line".
 using LineHandler = std::function<void(int rank, Stream stream, std::string_view line)>;
 // Receives the launcher's own messages ("rank 3 (pid 12) exited with status 2"). The default writes
 // "chorusrun: <message>" to stderr.
@@ -42,6 +42,7 @@ struct JobSpec {
   // A failing rank does not stop the job (elastic training: the survivors shrink their communicators and go
   // on). The job's status is then 0 when any rank exited with 0, else the first failing rank's.
   bool keepGoing = false;
+  bool tagOutput = false;  // --tag-output: the default LineHandler prefixes "[rank] "
   LineHandler onLine;
   NoticeHandler onNotice;
 };

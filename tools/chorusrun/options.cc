@@ -31,14 +31,15 @@ std::optional<double> parseSeconds(const std::string& text) {
 }  // namespace
 
 std::string usage() {
-  return "usage: chorusrun -np N [--hosts K] [--timeout S] [--fail-grace S] [--keep-going] [-x NAME=VALUE]... [--]\n"
-         "                 PROGRAM [ARGS...]\n"
+  return "usage: chorusrun -np N [--hosts K] [--timeout S] [--tag-output] [--fail-grace S] [--keep-going]\n"
+         "                 [-x NAME=VALUE]... [--] PROGRAM [ARGS...]\n"
          "       chorusrun --info\n"
          "Starts N ranks of PROGRAM on this machine with CHORUS_RANK, CHORUS_WORLD_SIZE, CHORUS_LOCAL_RANK,\n"
-         "CHORUS_LOCAL_SIZE, CHORUS_ADDR and CHORUS_SECRET set, and prefixes their output lines with the rank.\n"
+         "CHORUS_LOCAL_SIZE, CHORUS_ADDR and CHORUS_SECRET set, and passes their output through line by line.\n"
          "  -np N, -n N      number of ranks (at least 1)\n"
          "  --hosts K        spread the ranks over K simulated hosts (distinct CHORUS_HOSTID), in blocks\n"
          "  --timeout S      kill the job after S seconds and exit with status 124\n"
+         "  --tag-output     prefix every output line with \"[rank] \" (mpirun's flag)\n"
          "  -x NAME=VALUE    set an environment variable in every rank\n"
          "  --info           print the version, build features, usable transports and this machine\n"
          "  --fail-grace S   after a rank fails, give the others S seconds (default 2) to report their own\n"
@@ -76,6 +77,8 @@ CommandLine parseCommandLine(int argc, const char* const* argv) {
     std::string inline_ = hasInline ? arg.substr(eq + 1) : "";
     if (flag == "--info") {
       cl.info = true;
+    } else if (flag == "--tag-output") {
+      cl.job.tagOutput = true;
     } else if (flag == "-h" || flag == "--help") {
       cl.help = true;
     } else if (flag == "-np" || flag == "-n" || flag == "--np") {

@@ -34,6 +34,7 @@ class ChorusComm : public Comm {
   void barrier() override;
   std::unique_ptr<Comm> duplicate() override;
   std::unique_ptr<Comm> split(int color, int key) override;
+  void abandon() override { failed_ = true; }
 
   chorusComm_t handle() const { return comm_; }
 

@@ -100,6 +100,9 @@ class Comm {
   virtual std::unique_ptr<Comm> split(int color, int key) = 0;
   // Lets a backend with no progress thread of its own advance pending operations (MPI); cheap to call.
   virtual void poll() {}
+  // After a failure somewhere in the job: destroying this communicator must not wait for its peers (Chorus
+  // aborts it instead of finalizing).
+  virtual void abandon() {}
 
   CommStats& stats() { return stats_; }
 

@@ -45,6 +45,14 @@ Grid::~Grid() {
   dpComm_.reset();
 }
 
+void Grid::abandon() {
+  for (auto* links : {&actLink_, &gradLink_})
+    for (auto& c : *links)
+      if (c) c->abandon();
+  for (auto* c : {dpComm_.get(), tpComm_.get(), tiedComm_.get(), wrapAct_.get(), wrapGrad_.get()})
+    if (c) c->abandon();
+}
+
 std::vector<std::pair<std::string, Comm*>> Grid::groups() {
   std::vector<std::pair<std::string, Comm*>> out = {{"data-parallel", dpComm_.get()}};
   if (tpComm_) out.emplace_back("tensor-parallel", tpComm_.get());

@@ -44,6 +44,9 @@ class Grid {
   // Every communicator this rank holds, named, for the communication tables.
   std::vector<std::pair<std::string, Comm*>> groups();
 
+  // Abandons every communicator of the grid (Comm::abandon).
+  void abandon();
+
   // The grid as a table of world ranks, for the start banner.
   std::string describe() const;
 

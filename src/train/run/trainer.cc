@@ -19,6 +19,7 @@
 #include "parallel/pipeline.h"
 #include "parallel/tensor_parallel.h"
 #include "run/report.h"
+#include "run/setup.h"
 #include "run/volumes.h"
 #include "tensor/blas.h"
 #include "tensor/memory_ledger.h"
@@ -43,36 +44,7 @@ int64_t zeroFormulaBytes(int zero, int64_t psi, int n) {
 class RankTrainer {
  public:
   RankTrainer(const TrainOptions& opt, Comm& world, const Corpus& corpus)
-      : opt_(opt),
-        world_(world),
-        grid_(world, opt.dp, opt.tp, opt.pp, opt.virtualStages),
-        layout_(opt.model,
-                ModelPart::forStage(opt.model, opt.tp, grid_.tpRank(), opt.pp, grid_.stage(), opt.virtualStages),
-                16 * static_cast<int64_t>(opt.dp)),
-        corpus_(corpus),
-        report_(world.rank() == 0, opt.quiet),
-        control_(world.duplicate()),
-        // Each element counts once towards the global norm: copies that tensor parallelism keeps on every rank
-        // count on tensor-parallel rank 0, and the last stage's copy of the tied embedding not at all.
-        normMask_(layout_, [this](const TensorSpec& t) {
-          if (t.split == Split::kNone && grid_.tpRank() != 0) return false;
-          return !(t.name == "wte" && t.unit == layout_.finalUnit() && layout_.part().headHasOwnEmbedding);
-        }) {
-    DataParallelOptions dpo;
-    dpo.zero = opt.zero;
-    dpo.bucketElems = static_cast<int64_t>(opt.bucketMb * (1 << 20) / sizeof(float));
-    dpo.bf16Comm = opt.gradCommDtype == "bf16";
-    engine_ = DataParallel::create(dpo, layout_, grid_.dpGroup());
-    UnitAccess<float>* access = engine_.get();
-    if (grid_.tpGroup()) {
-      tpOps_ = std::make_unique<TensorParallel>(*grid_.tpGroup());
-      if (opt.sequenceParallel) {
-        spGrads_ = std::make_unique<SequenceParallelGrads>(*engine_, layout_, *grid_.tpGroup());
-        access = spGrads_.get();
-      }
-    }
-    pipeline_ = std::make_unique<Pipeline>(layout_, grid_, parseSchedule(opt.pipeSchedule), opt.batch, tpOps_.get(),
-                                           opt.sequenceParallel, *access);
+      : opt_(opt), corpus_(corpus), report_(world.rank() == 0, opt.quiet), s_(std::make_unique<Setup>(opt_, world)) {
     adam_.beta1 = opt.beta1;
     adam_.beta2 = opt.beta2;
     adam_.weightDecay = opt.weightDecay;
@@ -88,7 +60,7 @@ class RankTrainer {
   int dp() const { return opt_.dp; }
   int64_t globalTokens() const { return static_cast<int64_t>(opt_.globalSequences(dp())) * opt_.model.seqLen; }
   // The rank whose loss counts: the end of the model, tensor-parallel rank 0 (the others compute the same).
-  bool reportsLoss() const { return layout_.part().hasHead && grid_.tpRank() == 0; }
+  bool reportsLoss() const { return s_->layout.part().hasHead && s_->grid.tpRank() == 0; }
 
   void start() {
     checkSaveDirectory();
@@ -97,7 +69,7 @@ class RankTrainer {
       std::string dir = latestCheckpoint(opt_.resume);
       FullState state = loadFullState(dir);
       checkSameModel(state, opt_.model);
-      importState(state, *engine_);
+      importState(state, *s_->engine);
       firstStep_ = state.run.step + 1;
       seed = state.run.seed;
       if (seed != opt_.seed)
@@ -106,9 +78,9 @@ class RankTrainer {
                    static_cast<long long>(state.run.step), state.run.world, state.run.dp, state.run.tp, state.run.pp,
                    state.run.zero);
     } else {
-      std::vector<float> p(static_cast<size_t>(layout_.size())), zeros(p.size());
-      initParams(layout_, seed, p.data());
-      engine_->importFull(p.data(), zeros.data(), zeros.data());
+      std::vector<float> p(static_cast<size_t>(s_->layout.size())), zeros(p.size());
+      initParams(s_->layout, seed, p.data());
+      s_->engine->importFull(p.data(), zeros.data(), zeros.data());
     }
     report_.openCsv(opt_.csv);
     seed_ = seed;
@@ -116,9 +88,9 @@ class RankTrainer {
     val_.emplace(corpus_.val, opt_.model.seqLen, seed);
     // The GEMM peak each rank reaches while the others measure theirs at the same time: summed, the
     // machine's aggregate (ranks that share a core share its peak), which MFU is reported against.
-    control_->barrier();
+    s_->control->barrier();
     double peak = measureGemmPeakGflops(opt_.peakMs) * 1e9;
-    control_->allReduce(&peak, &peak, 1, DType::kFloat64, RedOp::kSum).wait();
+    s_->control->allReduce(&peak, &peak, 1, DType::kFloat64, RedOp::kSum).wait();
     peakFlops_ = peak;
     if (!opt_.quiet) banner();
     for (Comm* c : allComms()) c->stats().reset();
@@ -132,10 +104,10 @@ class RankTrainer {
     report_.line(
         "layout: %d ranks = dp %d x tp %d%s x pp %d (%s schedule, %d chunk(s) per stage), ZeRO-%d, backend %s, "
         "gradient buckets %.1f MiB, gradients in %s",
-        world_.size(), dp(), opt_.tp, opt_.sequenceParallel ? " (sequence parallel)" : "", opt_.pp,
-        opt_.pipeSchedule.c_str(), opt_.virtualStages, opt_.zero, world_.backendName(), opt_.bucketMb,
+        s_->world.size(), dp(), opt_.tp, opt_.sequenceParallel ? " (sequence parallel)" : "", opt_.pp,
+        opt_.pipeSchedule.c_str(), opt_.virtualStages, opt_.zero, s_->world.backendName(), opt_.bucketMb,
         opt_.gradCommDtype.c_str());
-    if (opt_.tp > 1 || opt_.pp > 1) report_.line("%s", grid_.describe().c_str());
+    if (opt_.tp > 1 || opt_.pp > 1) report_.line("%s", s_->grid.describe().c_str());
     report_.line(
         "data: %s (%lld training bytes, %lld validation bytes); %d sequences of %d tokens per step "
         "(batch %d x micro-batches %d x dp %d)",
@@ -147,13 +119,13 @@ class RankTrainer {
 
   // Every communicator whose waits count as exposed communication.
   std::vector<Comm*> allComms() {
-    std::vector<Comm*> c = engine_->comms();
-    for (auto& [name, comm] : grid_.groups())
+    std::vector<Comm*> c = s_->engine->comms();
+    for (auto& [name, comm] : s_->grid.groups())
       if (std::find(c.begin(), c.end(), comm) == c.end()) c.push_back(comm);
     for (bool wrap : {false, true})
-      for (Comm* in : {grid_.activationsFrom(wrap), grid_.gradientsFrom(wrap)})
+      for (Comm* in : {s_->grid.activationsFrom(wrap), s_->grid.gradientsFrom(wrap)})
         if (in && std::find(c.begin(), c.end(), in) == c.end()) c.push_back(in);
-    c.push_back(control_.get());
+    c.push_back(s_->control.get());
     return c;
   }
   double totalWait() {
@@ -179,7 +151,7 @@ class RankTrainer {
 
   Pipeline::Fill trainingData(int64_t step) {
     return [this, step](int micro, int32_t* tokens, int32_t* targets) {
-      train_->fill(step, firstSequence(micro, grid_.dpRank(), dp(), opt_.batch), opt_.batch, tokens, targets);
+      train_->fill(step, firstSequence(micro, s_->grid.dpRank(), dp(), opt_.batch), opt_.batch, tokens, targets);
     };
   }
 
@@ -187,20 +159,20 @@ class RankTrainer {
   // gradients: each rank of the tied group puts its shard of its copy's gradient into a full-size buffer,
   // the group sums them, and each takes its shard back.
   void syncTiedEmbedding() {
-    Comm* tied = grid_.tiedGroup();
+    Comm* tied = s_->grid.tiedGroup();
     if (!tied) return;
-    const TensorSpec* w = layout_.find("wte");
+    const TensorSpec* w = s_->layout.find("wte");
     Buffer<float> buf(w->size(), MemKind::kComm);
     auto overlap = [&](int64_t off, int64_t n, auto&& copy) {
       int64_t a = std::max(off, w->offset), b = std::min(off + n, w->offset + w->size());
       if (a < b) copy(a - off, a - w->offset, b - a);
     };
-    engine_->forEachShardGrad([&](int64_t off, int64_t n, float* g) {
+    s_->engine->forEachShardGrad([&](int64_t off, int64_t n, float* g) {
       overlap(off, n,
               [&](int64_t gi, int64_t wi, int64_t k) { std::memcpy(buf.data() + wi, g + gi, k * sizeof(float)); });
     });
     tied->allReduce(buf.data(), buf.data(), static_cast<size_t>(buf.size()), DType::kFloat32, RedOp::kSum).wait();
-    engine_->forEachShardGrad([&](int64_t off, int64_t n, float* g) {
+    s_->engine->forEachShardGrad([&](int64_t off, int64_t n, float* g) {
       overlap(off, n,
               [&](int64_t gi, int64_t wi, int64_t k) { std::memcpy(g + gi, buf.data() + wi, k * sizeof(float)); });
     });
@@ -210,20 +182,20 @@ class RankTrainer {
     const double wait0 = totalWait();
     const auto t0 = Clock::now();
     const float gradScale = 1.0f / static_cast<float>(globalTokens());
-    engine_->beginStep(opt_.gradAccum);
-    PipelineStats ps = pipeline_->train(opt_.gradAccum, gradScale, trainingData(step));
-    engine_->finishGradients();
+    s_->engine->beginStep(opt_.gradAccum);
+    PipelineStats ps = s_->pipeline->train(opt_.gradAccum, gradScale, trainingData(step));
+    s_->engine->finishGradients();
     syncTiedEmbedding();
     if (step == opt_.steps && !opt_.dumpGrads.empty()) dumpGradients(step);
     // The loss, the squared gradient norm and the pipeline's idle fraction of every rank in one reduction.
-    double sums[3] = {reportsLoss() ? ps.lossSum : 0.0, engine_->shardGradSquares(normMask_),
+    double sums[3] = {reportsLoss() ? ps.lossSum : 0.0, s_->engine->shardGradSquares(s_->normMask),
                       ps.elapsedSeconds > 0 ? 1.0 - ps.computeSeconds / ps.elapsedSeconds : 0.0};
-    control_->allReduce(sums, sums, 3, DType::kFloat64, RedOp::kSum).wait();
+    s_->control->allReduce(sums, sums, 3, DType::kFloat64, RedOp::kSum).wait();
     const double loss = sums[0] / static_cast<double>(globalTokens());
     const double norm = std::sqrt(sums[1]);
     const float clipScale = opt_.clip > 0 && norm > opt_.clip ? static_cast<float>(opt_.clip / (norm + 1e-6)) : 1.0f;
     const float lr = learningRate(step, opt_.steps, opt_.lr, opt_.minLr, opt_.warmup, opt_.lrSchedule);
-    engine_->step(adam_, step, lr, clipScale);
+    s_->engine->step(adam_, step, lr, clipScale);
     const double dt = seconds(t0, Clock::now());
 
     StepRecord r;
@@ -239,7 +211,7 @@ class RankTrainer {
     timeRun_ += dt;
     commRun_ += r.exposedCommMs / 1e3;
     tokensRun_ += globalTokens();
-    bubbleRun_ += sums[2] / world_.size();
+    bubbleRun_ += sums[2] / s_->world.size();
     peakActs_ = std::max(peakActs_, ps.peakActivations);
     if (opt_.evalEvery > 0 && (step % opt_.evalEvery == 0 || step == opt_.steps)) r.valLoss = validationLoss();
     report_.step(r, opt_.steps, step % opt_.logEvery == 0 || step == opt_.steps || r.valLoss >= 0);
@@ -254,15 +226,15 @@ class RankTrainer {
     std::vector<Comm*> comms = allComms();
     std::vector<CommStats> kept;
     for (Comm* c : comms) kept.push_back(c->stats());
-    engine_->beginEvaluation();
+    s_->engine->beginEvaluation();
     // Batch k of the fixed validation set goes to data-parallel rank k mod dp.
-    const int mine = (opt_.evalBatches - grid_.dpRank() + dp() - 1) / dp();
-    double sum = pipeline_->evaluate(mine, [this](int k, int32_t* tokens, int32_t* targets) {
-      val_->fillFixed(static_cast<int64_t>(k * dp() + grid_.dpRank()) * opt_.batch, opt_.batch, tokens, targets);
+    const int mine = (opt_.evalBatches - s_->grid.dpRank() + dp() - 1) / dp();
+    double sum = s_->pipeline->evaluate(mine, [this](int k, int32_t* tokens, int32_t* targets) {
+      val_->fillFixed(static_cast<int64_t>(k * dp() + s_->grid.dpRank()) * opt_.batch, opt_.batch, tokens, targets);
     });
-    engine_->endEvaluation();
+    s_->engine->endEvaluation();
     if (!reportsLoss()) sum = 0;
-    control_->allReduce(&sum, &sum, 1, DType::kFloat64, RedOp::kSum).wait();
+    s_->control->allReduce(&sum, &sum, 1, DType::kFloat64, RedOp::kSum).wait();
     for (size_t i = 0; i < comms.size(); ++i) comms[i]->stats() = kept[i];
     return sum / (static_cast<double>(opt_.evalBatches) * opt_.batch * opt_.model.seqLen);
   }
@@ -270,12 +242,12 @@ class RankTrainer {
   void memoryTable() {
     const MemoryLedger& ledger = MemoryLedger::current();
     const int kinds = static_cast<int>(MemKind::kCount);
-    std::vector<int64_t> mine(kinds + 1), all(static_cast<size_t>(kinds + 1) * world_.size());
+    std::vector<int64_t> mine(kinds + 1), all(static_cast<size_t>(kinds + 1) * s_->world.size());
     for (int k = 0; k < kinds; ++k) mine[k] = ledger.peak(static_cast<MemKind>(k));
-    mine[kinds] = layout_.size();
-    control_->allGather(mine.data(), all.data(), kinds + 1, DType::kInt64).wait();
+    mine[kinds] = s_->layout.size();
+    s_->control->allGather(mine.data(), all.data(), kinds + 1, DType::kInt64).wait();
     std::vector<MemoryRow> rows;
-    for (int r = 0; r < world_.size(); ++r) {
+    for (int r = 0; r < s_->world.size(); ++r) {
       const int64_t* at = all.data() + static_cast<int64_t>(r) * (kinds + 1);
       MemoryRow row;
       row.rank = r;
@@ -294,7 +266,7 @@ class RankTrainer {
     run.corpus = corpus_.name;
     run.globalBatch = opt_.globalSequences(dp());
     run.model = opt_.model;
-    run.world = world_.size();
+    run.world = s_->world.size();
     run.dp = dp();
     run.tp = opt_.tp;
     run.pp = opt_.pp;
@@ -304,7 +276,7 @@ class RankTrainer {
 
   void save(int64_t step) {
     std::vector<float> p, m, v;
-    saveCheckpoint(opt_.save, runState(step), engineShard(*engine_, p, m, v), *control_);
+    saveCheckpoint(opt_.save, runState(step), engineShard(*s_->engine, p, m, v), *s_->control);
     report_.line("saved checkpoint of step %lld in %s", static_cast<long long>(step), opt_.save.c_str());
   }
 
@@ -312,12 +284,12 @@ class RankTrainer {
   // gradient, so `chorus-train ckpt-diff` compares gradients of any two layouts tensor by tensor.
   void dumpGradients(int64_t step) {
     std::vector<float> p, m, v;
-    ShardSource src = engineShard(*engine_, p, m, v);
+    ShardSource src = engineShard(*s_->engine, p, m, v);
     std::fill(p.begin(), p.end(), 0.0f);
-    engine_->exportGradShard(p.data());
+    s_->engine->exportGradShard(p.data());
     std::fill(m.begin(), m.end(), 0.0f);
     std::fill(v.begin(), v.end(), 0.0f);
-    saveCheckpoint(opt_.dumpGrads, runState(step), src, *control_);
+    saveCheckpoint(opt_.dumpGrads, runState(step), src, *s_->control);
   }
 
   void finish() {
@@ -337,7 +309,7 @@ class RankTrainer {
 
   void reportPipeline() {
     double peak = peakActs_;
-    control_->allReduce(&peak, &peak, 1, DType::kFloat64, RedOp::kMax).wait();
+    s_->control->allReduce(&peak, &peak, 1, DType::kFloat64, RedOp::kMax).wait();
     if (opt_.pp == 1) return;
     const int M = opt_.gradAccum, P = opt_.pp, V = opt_.virtualStages;
     int bound = 0;
@@ -354,36 +326,26 @@ class RankTrainer {
   void reportVolumes() {
     VolumeInputs in;
     in.model = opt_.model;
-    in.part = layout_.part();
+    in.part = s_->layout.part();
     in.batch = opt_.batch;
     in.micros = opt_.gradAccum;
     in.dp = dp();
     in.zero = opt_.zero;
     in.sequenceParallel = opt_.sequenceParallel;
-    in.psi = layout_.size();
-    in.stage = grid_.stage();
+    in.psi = s_->layout.size();
+    in.stage = s_->grid.stage();
     in.stages = opt_.pp;
     in.bf16 = opt_.gradCommDtype == "bf16";
     std::vector<GroupVolume> groups;
-    for (auto& [name, comm] : grid_.groups()) groups.push_back({name, &comm->stats()});
-    if (engine_->comms().size() > 1) groups.push_back({"parameter-gather", &engine_->comms()[1]->stats()});
+    for (auto& [name, comm] : s_->grid.groups()) groups.push_back({name, &comm->stats()});
+    if (s_->engine->comms().size() > 1) groups.push_back({"parameter-gather", &s_->engine->comms()[1]->stats()});
     report_.volumes(groups, expectedVolumes(in), static_cast<int>(stepsRun_));
   }
 
-  const TrainOptions& opt_;
-  Comm& world_;
-  Grid grid_;
-  ParamLayout layout_;
+  TrainOptions opt_;  // a copy: an elastic run changes its data-parallel size
   const Corpus& corpus_;
   Report report_;
-  // Bookkeeping reductions (loss, norm, memory table, checkpoint manifest) on a communicator of their own,
-  // so the data-parallel group's statistics count only the training traffic.
-  std::unique_ptr<Comm> control_;
-  TensorMask normMask_;
-  std::unique_ptr<DataParallel> engine_;
-  std::unique_ptr<TensorParallel> tpOps_;
-  std::unique_ptr<SequenceParallelGrads> spGrads_;
-  std::unique_ptr<Pipeline> pipeline_;
+  std::unique_ptr<Setup> s_;
   AdamWConfig adam_;
   std::optional<Sampler> train_, val_;
   int64_t firstStep_ = 1;
