@@ -49,6 +49,16 @@ for san in address undefined; do
     ctest --test-dir build-$san -L '^cpu$' -E 'Procs|SimHosts|launcher|perf_tools|consumer' -j "$jobs" --timeout 1200
 done
 
+stage "sanitizer build: thread (ThreadSanitizer: the thread and in-process tests)"
+cmake -S . -B build-thread -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHORUS_SANITIZER=thread \
+  -DCHORUS_BUILD_PERF=OFF -DCHORUS_BUILD_TRAIN=OFF -DCHORUS_ENABLE_CUDA=OFF -DCHORUS_ENABLE_MPI=OFF >/dev/null
+cmake --build build-thread -j "$jobs"
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+  ctest --test-dir build-thread -L '^cpu$' -E 'Procs|SimHosts|launcher|perf_tools|consumer' -j "$jobs" --timeout 1200
+
+stage "tests: the fault matrix (fault): kill, stop, exit x every phase x 2/4/8 ranks"
+ctest --test-dir build -L '^fault$' --timeout 900
+
 if command -v clang++ >/dev/null; then
   stage "fuzz: libFuzzer targets, 30 s each"
   cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \

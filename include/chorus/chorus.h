@@ -16,6 +16,13 @@
  * Errors: every call returns a chorusResult_t. chorusInvalidArgument and chorusInvalidUsage leave the
  * communicator usable; any other error means the communicator should be aborted and recreated.
  * chorusGetLastError(comm) returns a message naming the rank, peer, operation and cause of the last error.
+ * A rank whose operation fails, or that aborts, revokes or destroys a communicator with work in flight, tells
+ * its peers: their pending and next operations on it fail within milliseconds with chorusRemoteError naming it
+ * (a dead peer is found the same way; a stopped one costs the deadline, CHORUS_TIMEOUT_MS). Ranks that call
+ * different collectives, or the same one with a different type, operation, root or count, get chorusRemoteError
+ * on every rank that receives from a mismatched peer (each FIFO slot carries the call's sequence number and
+ * signature); with checkMode (CHORUS_CHECK=1) the mismatch is found before any data moves and is
+ * chorusInvalidUsage naming the differing fields.
  *
  * How the library is built (its layers, the path of a call from here to the FIFOs and the kernel, the words it
  * uses): docs/architecture.md of the source tree, installed as share/doc/Chorus/architecture.md.
@@ -341,10 +348,30 @@ CHORUS_API chorusResult_t chorusCommShrink(chorusComm_t comm, int* excludeRanksL
 CHORUS_API chorusResult_t chorusCommInitRankScalable(chorusComm_t* newcomm, int nranks, int myrank, int nId,
                                                      chorusUniqueId* commIds, chorusConfig_t* config);
 
+/**
+ * Chorus extension (NCCL has no such call): the survivors of comm agree on which of its ranks have failed,
+ * so that each can pass the same list to chorusCommShrink. Collective over the ranks that are alive: every
+ * surviving rank must call it (typically after an operation returned chorusRemoteError or chorusTimeout, and
+ * after chorusCommRevoke). A rank has failed when its process is gone (its bootstrap connections closed or
+ * it refuses connections) or it did not answer before comm's deadline (a stopped process). The survivors
+ * exchange what each knows over the bootstrap, in rounds, until all hold the same set: every survivor
+ * returns the same ranks, in increasing order. ranks must have room for comm's size (chorusCommCount); the
+ * number found is stored in *nranks (0 when every rank is alive). Cost: one round of small bootstrap messages
+ * between all pairs of survivors when every survivor already knows, one more per round that teaches a
+ * survivor something. Works on a revoked or failed communicator; not on an aborted (freed) one.
+ */
+CHORUS_API chorusResult_t chorusCommGetFailedRanks(chorusComm_t comm, int* ranks, int* nranks);
+
 /** Waits until all work issued on comm has completed and flushes it; collective. Call before Destroy. */
 CHORUS_API chorusResult_t chorusCommFinalize(chorusComm_t comm);
 
-/** Frees the communicator's resources. Does not wait for other ranks. NULL is accepted and ignored. */
+/**
+ * Frees the communicator's resources promptly; does not wait for other ranks. Work still in flight (a host
+ * stream's queued operations, sends a peer has not consumed yet) gets at most 2 s to finish (a dead peer ends
+ * that at once), then it is aborted and the peers are told; call chorusCommFinalize first to wait for it and get
+ * its error. Returns chorusSuccess once freed. The handle stays invalid afterwards (it is never reused by a later
+ * communicator). NULL is accepted and ignored.
+ */
 CHORUS_API chorusResult_t chorusCommDestroy(chorusComm_t comm);
 
 /**
@@ -356,8 +383,10 @@ CHORUS_API chorusResult_t chorusCommAbort(chorusComm_t comm);
 /**
  * Revokes comm: every operation pending on it stops (its waiters return an error), and every later
  * collective or point-to-point call on it fails with chorusInvalidUsage ("the communicator was revoked").
- * Returns once the communicator is quiescent; then chorusCommDestroy, chorusCommAbort and chorusCommShrink
- * may be called (chorusCommFinalize may not). revokeFlags must be CHORUS_REVOKE_DEFAULT.
+ * Does not wait for other ranks, but tells them: the peers' pending and next operations on comm fail at once
+ * with chorusRemoteError naming this rank. Returns once the communicator is quiescent; then
+ * chorusCommGetFailedRanks, chorusCommShrink, chorusCommDestroy and chorusCommAbort may be called
+ * (chorusCommFinalize may not). revokeFlags must be CHORUS_REVOKE_DEFAULT.
  */
 CHORUS_API chorusResult_t chorusCommRevoke(chorusComm_t comm, int revokeFlags);
 

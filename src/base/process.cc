@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <utility>
 
 namespace chorus {
@@ -44,6 +46,36 @@ bool ProcessWatch::alive() const {
   }
   if (kill(pid_, 0) == 0) return true;
   return errno == EPERM;
+}
+
+namespace {
+
+// The state letter of /proc/<pid>/stat, or 0 when it cannot be read.
+char processState(pid_t pid) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/stat", static_cast<int>(pid));
+  FILE* f = fopen(path, "r");
+  if (f == nullptr) return 0;
+  char buf[512];
+  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  // "pid (comm) S ...": the state follows the last ')' (comm may hold spaces and parentheses).
+  const char* close = strrchr(buf, ')');
+  return close != nullptr && close[1] == ' ' ? close[2] : 0;
+}
+
+}  // namespace
+
+bool ProcessWatch::stopped(pid_t pid) {
+  const char s = processState(pid);
+  return s == 'T' || s == 't';
+}
+
+bool ProcessWatch::gone(pid_t pid) {
+  if (kill(pid, 0) != 0) return errno == ESRCH;
+  const char s = processState(pid);
+  return s == 'Z' || s == 'X';
 }
 
 }  // namespace chorus

@@ -17,6 +17,10 @@ class ProcessWatch {
 
   // False once the process has exited (or been killed). A stopped process is alive.
   bool alive() const;
+  // True when the process is stopped (SIGSTOP, a debugger): state T or t in /proc/<pid>/stat.
+  static bool stopped(pid_t pid);
+  // True when no process `pid` runs: it does not exist, or it is a zombie not reaped yet (state Z or X).
+  static bool gone(pid_t pid);
   pid_t pid() const { return pid_; }
 
  private:

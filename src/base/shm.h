@@ -4,7 +4,17 @@
 #include <cstddef>
 #include <string>
 
+#include <sys/types.h>
+
 namespace chorus {
+
+// Removes the segments (of any prefix) that process `pid` created on this host, if that process is gone
+// (kill(pid, 0) fails with ESRCH): a rank killed before its peers mapped its FIFOs leaves them named. Called by
+// survivors that see a peer exit, at exit, and by chorusrun for its ranks. Returns how many were removed.
+int sweepSegmentsOf(pid_t pid);
+
+// Remembers a process on this host whose segments this process sweeps at exit if it has died by then.
+void watchPeerSegments(pid_t pid);
 
 class ShmSegment {
  public:

@@ -224,7 +224,7 @@ Socket Socket::listen(const SocketAddress& addr, int backlog) {
   return s;
 }
 
-Socket Socket::connect(const SocketAddress& addr, const WaitContext& ctx) {
+Socket Socket::connect(const SocketAddress& addr, const WaitContext& ctx, bool refusedIsFinal) {
   int backoffMs = 1;
   for (;;) {
     Socket s(CHORUS_CHECK_SYS(::socket(addr.family(), SOCK_STREAM | SOCK_CLOEXEC, 0)));
@@ -246,6 +246,10 @@ Socket Socket::connect(const SocketAddress& addr, const WaitContext& ctx) {
       s.setNonBlocking(false);
       s.setNoDelay();
       return s;
+    }
+    if (err == ECONNREFUSED && refusedIsFinal) {
+      CHORUS_THROW(Status::kRemoteError, ctx.what, ": ", addr.toString(),
+                   " refused the connection: the process listening there is gone");
     }
     // Refused or unreachable: the listener may not be up yet. Retry with back-off inside the deadline.
     if (err != ECONNREFUSED && err != ETIMEDOUT && err != EHOSTUNREACH && err != ENETUNREACH && err != EAGAIN &&

@@ -67,7 +67,9 @@ class Socket {
   // A listening socket on addr (port 0: any free port), SO_REUSEADDR set.
   static Socket listen(const SocketAddress& addr, int backlog = 1024);
   // Connects to addr, retrying refused and unreachable attempts with back-off until ctx's deadline.
-  static Socket connect(const SocketAddress& addr, const WaitContext& ctx);
+  // refusedIsFinal: the peer is known to have listened (a rank's endpoint after the rendezvous), so a refusal
+  // means its process is gone: chorusRemoteError at once instead of retrying until the deadline.
+  static Socket connect(const SocketAddress& addr, const WaitContext& ctx, bool refusedIsFinal = false);
 
   // Waits up to ctx's deadline for a connection; returns an invalid Socket on timeout or abort.
   Socket accept(const WaitContext& ctx);

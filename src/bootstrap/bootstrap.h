@@ -88,6 +88,16 @@ class Bootstrap {
   // Throws chorusRemoteError naming the rank if any peer's endpoint is known to be gone (its connection
   // closed); cheap, for liveness probes of waits.
   virtual void checkPeers() const = 0;
+  // Tells every peer that this rank's communicator failed (or was aborted or revoked), best effort and without
+  // waiting for any peer: their checkFailureNotices() then throws. `why` travels with the notice.
+  virtual void announceFailure(const std::string& why) = 0;
+  // Throws chorusRemoteError naming the peer and its reason if a peer announced a failure of this communicator.
+  // Costs one atomic load while no notice arrived in this process (the data path calls it every few ms).
+  virtual void checkFailureNotices() const = 0;
+
+  // True when `peer`'s endpoint is known to be gone (a connection to it closed and none from it remains open);
+  // never true for a rank of this process. Does not wait or connect.
+  virtual bool peerGone(int peer) const = 0;
   // Endpoint address of a rank (for logs and for transports that reuse it).
   virtual SocketAddress peerAddress(int rank) const = 0;
 };

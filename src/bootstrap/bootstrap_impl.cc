@@ -47,7 +47,9 @@ class BootstrapImpl : public Bootstrap {
     CHORUS_CHECK_ARG(size <= kMaxDataPayload, "rank ", rank_, ": bootstrap send to rank ", peer, ": ", size,
                      " bytes exceed the bootstrap message limit of ", kMaxDataPayload);
     WaitContext c = ctx;
-    c.what = detail::concat("rank ", rank_, ": bootstrap send to rank ", peer, " (tag ", tag, ")");
+    // The caller's words say what the message is for; the tag only when there are none.
+    c.what = ctx.what.empty() ? detail::concat("rank ", rank_, ": bootstrap send to rank ", peer, " (tag ", tag, ")")
+                              : detail::concat(ctx.what, " (bootstrap message to rank ", peer, ")");
     if (isLocal(peer)) {
       // Ranks sharing this endpoint: straight into the mailbox, no socket.
       const auto* p = static_cast<const uint8_t*>(data);
@@ -75,7 +77,8 @@ class BootstrapImpl : public Bootstrap {
   std::vector<uint8_t> recv(int peer, uint64_t tag, const WaitContext& ctx) override {
     checkPeer(peer, "recv from");
     WaitContext c = ctx;
-    c.what = detail::concat("rank ", rank_, ": bootstrap recv from rank ", peer, " (tag ", tag, ")");
+    c.what = ctx.what.empty() ? detail::concat("rank ", rank_, ": bootstrap recv from rank ", peer, " (tag ", tag, ")")
+                              : detail::concat(ctx.what, " (bootstrap message from rank ", peer, ")");
     MailKey key{authHash_, commHash_, rank_, peer, tag};
     Mailbox& mb = ep_.mailbox();
     std::vector<uint8_t> msg;
@@ -104,6 +107,38 @@ class BootstrapImpl : public Bootstrap {
                      keys_[p], " closed the connection");
       }
     }
+  }
+
+  void announceFailure(const std::string& why) override {
+    WaitContext ctx;
+    ctx.deadline = Deadline::afterMs(500);  // a notice is best effort: never hold a failing rank long
+    const std::string text = why.substr(0, 1024);
+    for (int p = 0; p < nranks(); ++p) {
+      if (p == rank_ || peerGone(p)) continue;
+      try {
+        send(p, kFailureNoticeTag, text.data(), text.size(), ctx);
+      } catch (const Error&) {
+        // That peer is gone or unreachable: it needs no notice.
+      }
+    }
+  }
+
+  void checkFailureNotices() const override {
+    Mailbox& mb = ep_.mailbox();
+    if (mb.notices() == 0) return;
+    std::vector<uint8_t> msg;
+    for (int p = 0; p < nranks(); ++p) {
+      if (p != rank_ && mb.peek(MailKey{authHash_, commHash_, rank_, p, kFailureNoticeTag}, &msg)) {
+        CHORUS_THROW(Status::kRemoteError, "rank ", rank_, ": peer rank ", p,
+                     " failed: ", std::string(msg.begin(), msg.end()));
+      }
+    }
+  }
+
+  bool peerGone(int peer) const override {
+    checkPeer(peer, "liveness of");
+    if (peer == rank_ || isLocal(peer)) return false;
+    return ep_.mailbox().peerGone(PeerKey{authHash_, keys_[static_cast<size_t>(peer)]});
   }
 
   SocketAddress peerAddress(int rank) const override {

@@ -74,7 +74,8 @@ class Endpoint {
 
   // Blocking client side of the handshake, used by the ranks' threads.
   static Socket connectAuthenticated(const SocketAddress& addr, uint64_t authHash, const Secret& secret,
-                                     Purpose purpose, const SocketAddress& self, const WaitContext& ctx);
+                                     Purpose purpose, const SocketAddress& self, const WaitContext& ctx,
+                                     bool refusedIsFinal = false);
   // Reads one whole frame with a payload cap (blocking, honours ctx).
   static Frame readFrame(Socket& s, uint64_t maxPayload, const WaitContext& ctx);
 

@@ -13,6 +13,11 @@
 #include "base/error.h"
 
 namespace chorus::bootstrap {
+
+// The endpoint's service thread authenticates connections (HMAC) until the process is gone: OpenSSL must not
+// tear itself down in an atexit handler while that thread may still use it (a peer connecting to a rank that
+// is exiting crashed it). Decided at load time, before any other OpenSSL call.
+[[maybe_unused]] static const bool kCryptoKeptAtExit = OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, nullptr) == 1;
 namespace {
 
 std::array<uint8_t, SHA256_DIGEST_LENGTH> sha256(const std::vector<uint8_t>& data) {

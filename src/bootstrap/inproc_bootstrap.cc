@@ -2,6 +2,7 @@
 // exchange their messages through one Mailbox in memory. Nothing listens on the network, and there is no
 // peer to lose: a rank that stops taking part shows up as its peers' deadline.
 #include <memory>
+#include <string>
 
 #include "base/error.h"
 #include "bootstrap/bootstrap.h"
@@ -58,6 +59,33 @@ class InProcessBootstrap : public Bootstrap {
   }
 
   void checkPeers() const override {}
+
+  // Threads cannot die alone; an aborted or failed rank tells the others through the shared mailbox.
+  bool peerGone(int peer) const override {
+    checkPeer(peer, "liveness of");
+    return false;
+  }
+
+  void announceFailure(const std::string& why) override {
+    const std::string text = why.substr(0, 1024);
+    for (int p = 0; p < nranks_; ++p) {
+      if (p != rank_) {
+        mailbox_->deposit(MailKey{0, commHash_, p, rank_, kFailureNoticeTag},
+                          std::vector<uint8_t>(text.begin(), text.end()));
+      }
+    }
+  }
+
+  void checkFailureNotices() const override {
+    if (mailbox_->notices() == 0) return;
+    std::vector<uint8_t> msg;
+    for (int p = 0; p < nranks_; ++p) {
+      if (p != rank_ && mailbox_->peek(MailKey{0, commHash_, rank_, p, kFailureNoticeTag}, &msg)) {
+        CHORUS_THROW(Status::kRemoteError, "rank ", rank_, ": peer rank ", p,
+                     " failed: ", std::string(msg.begin(), msg.end()));
+      }
+    }
+  }
 
   SocketAddress peerAddress(int rank) const override {
     CHORUS_CHECK_ARG(rank >= 0 && rank < nranks_, "bootstrap peerAddress: rank ", rank, " out of range");

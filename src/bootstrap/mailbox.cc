@@ -14,7 +14,16 @@ void Mailbox::deposit(const MailKey& key, std::vector<uint8_t> message) {
     std::lock_guard<std::mutex> lock(mu_);
     boxes_[key].push_back(std::move(message));
   }
+  if (key.tag == kFailureNoticeTag) notices_.fetch_add(1, std::memory_order_release);
   bump();
+}
+
+bool Mailbox::peek(const MailKey& key, std::vector<uint8_t>* message) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = boxes_.find(key);
+  if (it == boxes_.end()) return false;
+  *message = it->second.front();
+  return true;
 }
 
 bool Mailbox::tryTake(const MailKey& key, std::vector<uint8_t>* message) {

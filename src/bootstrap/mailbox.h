@@ -34,10 +34,18 @@ struct PeerKey {
   bool operator<(const PeerKey& o) const { return tie() < o.tie(); }
 };
 
+// The tag of a failure notice: a rank whose communicator failed or was aborted or revoked tells every peer,
+// which then fails its pending and next operations on that communicator at once (Bootstrap::announceFailure).
+constexpr uint64_t kFailureNoticeTag = 0xC4B2000000000000ull;
+
 class Mailbox {
  public:
   void deposit(const MailKey& key, std::vector<uint8_t> message);
   bool tryTake(const MailKey& key, std::vector<uint8_t>* message);
+  // Copies the first message of key without taking it.
+  bool peek(const MailKey& key, std::vector<uint8_t>* message) const;
+  // How many failure notices were ever deposited (any communicator): a free test before a lookup.
+  uint32_t notices() const { return notices_.load(std::memory_order_acquire); }
 
   // Liveness bookkeeping, called by the service thread. An incoming connection is "pending" from HELLO until
   // authenticated, then "open" until it closes.
@@ -64,6 +72,7 @@ class Mailbox {
   std::map<MailKey, std::deque<std::vector<uint8_t>>> boxes_;
   std::map<PeerKey, PeerState> peers_;
   std::atomic<uint32_t> word_{0};
+  std::atomic<uint32_t> notices_{0};
 };
 
 }  // namespace chorus::bootstrap

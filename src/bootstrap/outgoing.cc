@@ -20,8 +20,9 @@ Frame Endpoint::readFrame(Socket& s, uint64_t maxPayload, const WaitContext& ctx
 }
 
 Socket Endpoint::connectAuthenticated(const SocketAddress& addr, uint64_t authHash, const Secret& secret,
-                                      Purpose purpose, const SocketAddress& self, const WaitContext& ctx) {
-  Socket s = Socket::connect(addr, ctx);
+                                      Purpose purpose, const SocketAddress& self, const WaitContext& ctx,
+                                      bool refusedIsFinal) {
+  Socket s = Socket::connect(addr, ctx, refusedIsFinal);
   Nonce nonce{};
   randomBytes(nonce.data(), nonce.size());
   ClientHandshake hs(secret, authHash, purpose, self, nonce);
@@ -57,7 +58,9 @@ std::shared_ptr<OutConn> Endpoint::outgoing(const SocketAddress& peer, uint64_t 
   WaitContext c = ctx;
   c.deadline = ctx.deadline.min(Deadline::afterMs(limits().connectMs));
   try {
-    conn->sock = connectAuthenticated(peer, authHash, *secret, Purpose::kData, address_, c);
+    // A refusal is final: every endpoint listens before it joins a rendezvous, so a refused connection means
+    // its process is gone (a full backlog drops the SYN instead of refusing it).
+    conn->sock = connectAuthenticated(peer, authHash, *secret, Purpose::kData, address_, c, /*refusedIsFinal=*/true);
   } catch (const Error& e) {
     if (e.status() == Status::kTimeout && !ctx.deadline.expired()) {
       CHORUS_THROW(Status::kRemoteError, ctx.what, ": the endpoint ", peer.toString(),

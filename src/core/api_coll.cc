@@ -35,7 +35,8 @@ chorusResult_t enqueue(const char* api, chorusComm_t handle, chorusStream_t stre
     CHORUS_CHECK_USAGE(init != Status::kInProgress,
                        "the communicator is still being created (non-blocking init): poll chorusCommGetAsyncError");
     CHORUS_CHECK_USAGE(init == Status::kSuccess, "the communicator failed to initialize");
-    CHORUS_CHECK_USAGE(!comm->revoked(), "the communicator was revoked (chorusCommRevoke)");
+    CHORUS_CHECK_USAGE(!comm->revoked(),
+                       "the communicator was revoked (chorusCommRevoke): shrink it (chorusCommShrink) or destroy it");
     CHORUS_CHECK_USAGE(!comm->aborted(), "the communicator was aborted");
     // A CUDA communicator's stream is a cudaStream_t, carried through to the device launch untouched; a host
     // communicator's must be a live host stream.

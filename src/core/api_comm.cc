@@ -6,12 +6,14 @@
 #include <vector>
 
 #include "base/logging.h"
+#include "base/shm.h"
 #include "base/socket.h"
 #include "chorus/chorus.h"
 #include "core/api_guard.h"
 #include "core/comm.h"
 #include "core/config.h"
 #include "core/env_launch.h"
+#include "core/failed_ranks.h"
 #include "core/group.h"
 #include "core/handle_registry.h"
 #include "core/init.h"
@@ -50,25 +52,54 @@ void checkRankArgs(chorusComm_t* comm, int nranks, int rank) {
   CHORUS_CHECK_ARG(rank >= 0 && rank < nranks, "rank ", rank, " is outside [0, nranks=", nranks, ")");
 }
 
-// Frees a communicator once its pending work has drained (or the deadline passed).
+// How long chorusCommDestroy lets work still in flight finish (a host stream's queued operations, sends a live
+// peer has not consumed yet) before it gives up on it: destroy frees local resources promptly and does not wait
+// for other ranks; chorusCommFinalize is the call that waits for completion and reports what could not complete.
+constexpr int64_t kDestroyFlushMs = 2000;
+
+// Frees a communicator. A healthy one first lets in-flight work finish (at most kDestroyFlushMs; a dead peer
+// ends that at once); a failed, aborted or revoked one, or work that did not finish, is aborted, and the peers
+// waiting on it are told.
 void destroyComm(Comm* c) {
   c->joinInitThread();
-  if (c->aborted()) c->poisonConnections();  // peers waiting on an aborted rank fail now
   chorus::core::commHandles().remove(c);
   chorus::core::forgetRedOps(c);
-  try {
-    c->waitIdle(c->waitContext("destroying the communicator"));
-    if (!c->aborted()) c->drainSends(c->waitContext("flushing sends before destroying the communicator"));
-  } catch (const chorus::Error&) {
-    c->abort();  // work still pending at the deadline: stop it before freeing what it uses
+  const bool created = c->initResult() == Status::kSuccess;
+  bool healthy =
+      created && !c->aborted() && (c->asyncError() == Status::kSuccess || c->asyncError() == Status::kInvalidUsage);
+  if (healthy) {
+    chorus::WaitContext ctx = c->waitContext("destroying the communicator");
+    ctx.deadline = ctx.deadline.min(chorus::Deadline::afterMs(kDestroyFlushMs));
+    try {
+      c->waitIdle(ctx);
+      c->drainSends(ctx);
+    } catch (const chorus::Error& e) {
+      CHORUS_LOG_INFO(kInit, "chorusCommDestroy: work still in flight is abandoned: ", e.what());
+      healthy = false;
+    }
+  }
+  if (!healthy) {
+    c->abort();  // pending work stops at its next wait
+    c->poisonConnections();
+    if (created) {
+      const std::string cause = c->lastError();
+      c->announceFailure("rank " + std::to_string(c->rank()) + " destroyed or aborted the communicator" +
+                         (cause.empty() ? "" : " after: " + cause));
+    }
     chorus::WaitContext ctx;
-    ctx.deadline = chorus::Deadline::afterMs(10000);
+    ctx.deadline = chorus::Deadline::afterMs(10000);  // aborted waits end at once; this bounds a bug
     try {
       c->waitIdle(ctx);
     } catch (const chorus::Error&) {
     }
   }
-  delete c;
+  // Segments that dead peers on this host created and no one mapped (they died during connection set-up).
+  if (created) {
+    for (const chorus::transport::PeerInfo& p : c->peers()) {
+      if (p.hostHash == c->peers()[c->rank()].hostHash) chorus::sweepSegmentsOf(p.pid);
+    }
+  }
+  chorus::core::commHandles().retire(c);  // its address is never reused: a stale handle stays invalid
 }
 
 }  // namespace
@@ -273,6 +304,21 @@ chorusResult_t chorusCommShrink(chorusComm_t comm, int* excludeRanksList, int ex
   });
 }
 
+chorusResult_t chorusCommGetFailedRanks(chorusComm_t comm, int* ranks, int* nranks) {
+  return apiGuard("chorusCommGetFailedRanks", nullptr, [&] {
+    Comm* c = checkComm(comm);
+    CHORUS_CHECK_ARG(ranks != nullptr, "ranks is NULL");
+    CHORUS_CHECK_ARG(nranks != nullptr, "nranks is NULL");
+    *nranks = 0;
+    c->joinInitThread();
+    CHORUS_CHECK_USAGE(c->initResult() == Status::kSuccess, "the communicator was not created successfully");
+    std::vector<int> failed = chorus::core::agreeOnFailedRanks(*c);
+    std::copy(failed.begin(), failed.end(), ranks);
+    *nranks = static_cast<int>(failed.size());
+    return chorusSuccess;
+  });
+}
+
 chorusResult_t chorusCommFinalize(chorusComm_t comm) {
   return apiGuard("chorusCommFinalize", nullptr, [&] {
     Comm* c = checkComm(comm);
@@ -281,8 +327,19 @@ chorusResult_t chorusCommFinalize(chorusComm_t comm) {
     CHORUS_CHECK_USAGE(!c->revoked(),
                        "the communicator was revoked: destroy it (chorusCommFinalize is invalid after "
                        "chorusCommRevoke)");
-    c->waitIdle(c->waitContext("chorusCommFinalize waiting for pending work"));
-    c->drainSends(c->waitContext("chorusCommFinalize flushing sends"));
+    try {
+      c->waitIdle(c->waitContext("chorusCommFinalize waiting for pending work"));
+      c->drainSends(c->waitContext("chorusCommFinalize flushing sends"));
+    } catch (const chorus::Error& e) {
+      // Recorded in the communicator: the notice its destruction sends names this first cause.
+      std::string msg = std::string(e.what()) + (e.status() == Status::kTimeout ? c->stalledPeers() : "");
+      if (e.status() == Status::kRemoteError && msg.find("peer rank") == std::string::npos) {
+        const std::string first = c->awaitFailureNotice(50);  // a peer's notice names the first cause
+        if (!first.empty()) msg += " (" + first + ")";
+      }
+      c->recordAsyncError(e.status(), "chorusCommFinalize: " + msg);
+      CHORUS_THROW(e.status(), msg);
+    }
     if (c->asyncError() != Status::kSuccess) return chorus::core::toResult(c->asyncError());
     return chorusSuccess;
   });
@@ -301,6 +358,8 @@ chorusResult_t chorusCommAbort(chorusComm_t comm) {
     if (comm == nullptr) return chorusSuccess;
     Comm* c = checkComm(comm);
     c->abort();
+    if (c->initResult() == Status::kSuccess)
+      c->announceFailure("rank " + std::to_string(c->rank()) + " aborted the communicator (chorusCommAbort)");
     destroyComm(c);
     return chorusSuccess;
   });

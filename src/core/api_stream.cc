@@ -44,8 +44,7 @@ chorusResult_t chorusStreamDestroy(chorusStream_t stream) {
   return apiGuard("chorusStreamDestroy", nullptr, [&] {
     CHORUS_CHECK_ARG(stream != nullptr, "stream is NULL");
     chorus::core::HostStream* s = chorus::core::checkStream(stream);
-    chorus::core::streamHandles().remove(s);
-    delete s;
+    chorus::core::streamHandles().retire(s);  // its address is never reused: a stale handle stays invalid
     return chorusSuccess;
   });
 }

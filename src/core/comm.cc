@@ -14,6 +14,7 @@
 #include "base/host_id.h"
 #include "base/logging.h"
 #include "base/params.h"
+#include "base/process.h"
 #include "core/api_guard.h"
 #include "core/handle_registry.h"
 #include "core/oversubscription.h"
@@ -57,7 +58,10 @@ WaitContext Comm::waitContext(std::string what) const {
   ctx.abort = &abort_;
   if (bootstrap_) {
     const bootstrap::Bootstrap* b = bootstrap_.get();
-    ctx.liveness = [b] { b->checkPeers(); };
+    ctx.liveness = [b] {
+      b->checkFailureNotices();
+      b->checkPeers();
+    };
   }
   ctx.spinNs = oversubscribed_ ? 0 : -1;
   ctx.yieldNs = oversubscribed_ ? kOversubscribedYieldNs : -1;
@@ -71,7 +75,13 @@ void Comm::fillWaitContext(WaitContext* ctx) const {
   // Data-path waits watch only the peer they wait on (each connection's own check): a peer that finished its
   // part and exited cleanly is no error while its last data is still in flight. A rank whose operation
   // fails closes its connections (poisonConnections), so a failure reaches its neighbours at once.
-  ctx->liveness = nullptr;
+  // A peer that announced a failure of this communicator (Bootstrap::announceFailure) ends every wait at once.
+  if (bootstrap_) {
+    const bootstrap::Bootstrap* b = bootstrap_.get();
+    ctx->liveness = [b] { b->checkFailureNotices(); };
+  } else {
+    ctx->liveness = nullptr;
+  }
   ctx->spinNs = oversubscribed_ ? 0 : -1;
   ctx->yieldNs = oversubscribed_ ? kOversubscribedYieldNs : -1;
   if (ctx->what != rankTag_) ctx->what = rankTag_;
@@ -168,8 +178,41 @@ void Comm::abort() {
   abort_.store(1);
 }
 
+void Comm::announceFailure(const std::string& why) {
+  if (announced_.exchange(true) || !bootstrap_) return;
+  bootstrap_->announceFailure(why);
+}
+
+std::string Comm::stalledPeers() const {
+  std::string out;
+  for (const transport::PeerInfo& p : peers_) {
+    if (p.rank == rank_ || p.hostHash != peers_[rank_].hostHash || p.pid == peers_[rank_].pid) continue;
+    if (ProcessWatch::stopped(p.pid)) {
+      out += "; rank " + std::to_string(p.rank) + " (pid " + std::to_string(p.pid) + ") is stopped";
+    }
+  }
+  return out;
+}
+
+std::string Comm::awaitFailureNotice(int ms) const {
+  if (!bootstrap_) return "";
+  const Deadline until = Deadline::afterMs(ms);
+  for (;;) {
+    try {
+      bootstrap_->checkFailureNotices();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    if (until.expired()) return "";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 void Comm::revoke() {
   abort_.store(kAbortRevoked);
+  // Peers waiting on this rank fail now (closed FIFOs), and so does their next operation (the notice).
+  poisonConnections();
+  announceFailure(rankTag_ + " revoked the communicator (chorusCommRevoke)");
 }
 
 void Comm::poisonConnections() {

@@ -82,10 +82,34 @@ class Comm {
   // memory or in-process FIFOs) fail at once instead of at their deadline.
   void poisonConnections();
 
+  // Tells every peer, once, that this rank's communicator failed: their pending and next operations on it fail
+  // at once with chorusRemoteError naming this rank and `why` (Bootstrap::announceFailure).
+  void announceFailure(const std::string& why);
+
+  // After a deadline passed: names the peers on this host that are stopped ("; rank 3 (pid 123) is stopped"), the
+  // usual reason for no progress; "" when none is.
+  std::string stalledPeers() const;
+
+  // Waits up to `ms` for a failure notice from a peer and returns its text ("" if none came): a connection
+  // closed by a peer that failed is explained by that peer's notice, which names the first cause.
+  std::string awaitFailureNotice(int ms) const;
+
+  // Numbers `n` collectives in the order every rank issues them; returns the first number (slot_tag.h).
+  uint32_t takeCollectiveSeqs(uint32_t n) {
+    const uint32_t first = collSeq_;
+    collSeq_ += n;
+    return first;
+  }
+
+  // A fresh tag base for one chorusCommGetFailedRanks call; the same sequence on every rank.
+  uint64_t nextAgreementTag() { return ++agreementCount_; }
+
   // Abort: every waiter on this comm gives up.
   void abort();
   bool aborted() const { return abort_.load() != 0; }
-  // chorusCommRevoke: aborts as abort() does, and waits report "revoked" (kAbortRevoked) instead of "aborted".
+  // chorusCommRevoke: aborts as abort() does, and waits report "revoked" (kAbortRevoked) instead of "aborted";
+  // also closes the host connections and tells the peers (announceFailure), so theirs fail now. The bootstrap
+  // stays usable (chorusCommGetFailedRanks, chorusCommShrink).
   void revoke();
   bool revoked() const { return abort_.load() == kAbortRevoked; }
   const std::atomic<uint32_t>* abortFlag() const { return &abort_; }
@@ -130,6 +154,9 @@ class Comm {
   std::string rankTag_;  // "rank R"
 
   std::atomic<uint32_t> abort_{0};
+  std::atomic<bool> announced_{false};
+  uint64_t agreementCount_ = 0;
+  uint32_t collSeq_ = 0;  // collectives run so far (one thread runs a communicator's work at a time)
   std::atomic<int> initState_{static_cast<int>(Status::kInProgress)};
   std::atomic<int> asyncError_{0};
   std::atomic<int> pending_{0};

@@ -45,7 +45,7 @@ transport::ConnectSpec ConnectionSet::spec(const coll::ConnKey& k, const char* s
   s.lane = k.lane;
   s.nslots = transport::kFifoSlots;
   s.slotBytes = transport::fifoSlotBytes();
-  s.ctx = ctx_.waitContext(step + std::to_string(k.peer));
+  s.ctx = ctx_.waitContext(step + std::to_string(k.peer) + " (lane " + std::to_string(k.lane) + ")");
   return s;
 }
 
@@ -89,6 +89,7 @@ void ConnectionSet::connectSenders(const std::vector<coll::ConnKey>& keys, FifoM
     if (!k.send || k.peer == ctx_.rank || conns_.count(Key{memory, k}) != 0) continue;
     const transport::ConnectSpec s =
         spec(k, memory == FifoMemory::kHost ? "connecting to rank " : "connecting the device FIFO to rank ");
+    // Waits for the receiver's descriptor, which it posts once it made its end (postReceivers).
     std::vector<uint8_t> desc = ctx_.bootstrap->recv(k.peer, descriptorTag(memory, k.lane), s.ctx);
     std::unique_ptr<transport::Connection> c = ctx_.transports->select(s.self, s.peer, memory).connectSend(s, desc);
     checkEnd(*c, memory, true);

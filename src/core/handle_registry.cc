@@ -17,6 +17,11 @@ bool HandleRegistry::contains(const void* handle) const {
   return live_.count(handle) != 0;
 }
 
+void HandleRegistry::keep(void* storage) {
+  std::lock_guard<std::mutex> lock(mu_);
+  retired_.push_back(storage);
+}
+
 HandleRegistry& commHandles() {
   static auto* r = new HandleRegistry();
   return *r;

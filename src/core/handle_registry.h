@@ -5,6 +5,7 @@
 
 #include <mutex>
 #include <unordered_set>
+#include <vector>
 
 namespace chorus::core {
 
@@ -14,9 +15,22 @@ class HandleRegistry {
   void remove(const void* handle);
   bool contains(const void* handle) const;
 
+  // Destroys *obj (made with `new`) but never frees its memory, so that no later communicator or stream gets
+  // its address: a stale handle then stays invalid for the life of the process instead of naming a new object
+  // (chorusCommDestroy(old) destroying the communicator that reused old's address). Costs sizeof(T) per
+  // object ever destroyed; the memory stays reachable (no leak report).
+  template <typename T>
+  void retire(T* obj) {
+    remove(obj);
+    obj->~T();
+    keep(obj);
+  }
+
  private:
+  void keep(void* storage);
   mutable std::mutex mu_;
   std::unordered_set<const void*> live_;
+  std::vector<void*> retired_;
 };
 
 // The registries of communicators and of host streams. Never destroyed: atexit paths use them too.

@@ -69,6 +69,7 @@ void executeWork(const CommWork& w) {
   env.topo = &comm.topo();
   env.conns = &comm.connections();
   env.ctx = &ctx;
+  env.firstSeq = comm.takeCollectiveSeqs(static_cast<uint32_t>(plan.colls.size()));
   coll::runPlan(plan, env);
 }
 
@@ -86,8 +87,21 @@ Failure executeLaunch(const std::vector<CommWork>& works) {
       const std::string tag = "rank " + std::to_string(w.comm->rank()) + ": ";
       std::string cause = e.what();
       if (cause.compare(0, tag.size(), tag) == 0) cause.erase(0, tag.size());
+      if (e.status() == Status::kTimeout) {
+        cause += w.comm->stalledPeers();
+      } else if (e.status() == Status::kRemoteError && cause.find("peer rank") == std::string::npos) {
+        // A connection closed by a peer that failed: its notice, sent before it closed, names the first cause.
+        std::string first = w.comm->awaitFailureNotice(50);
+        if (!first.empty()) cause += " (" + first.substr(first.compare(0, tag.size(), tag) == 0 ? tag.size() : 0) + ")";
+      }
       f = Failure{e.status(), tag + describe(w.ops) + ": " + cause};
-      w.comm->poisonConnections();
+      // Peers learn of the failure first through the notice, then through the closed connections. Invalid usage
+      // found before any data moved (CHORUS_CHECK's fingerprints, seen alike by every rank) leaves the
+      // communicator usable, as the header promises.
+      if (f.status != Status::kInvalidUsage) {
+        w.comm->announceFailure(f.message);
+        w.comm->poisonConnections();
+      }
       CHORUS_LOG_WARN(kColl, f.message);
     } catch (const std::exception& e) {
       f = Failure{Status::kInternalError, "rank " + std::to_string(w.comm->rank()) + ": internal error: " + e.what()};

@@ -57,9 +57,31 @@ class ProbeTimer {
 
 // Waits until ready() holds, sleeping on `counter` (the far end's counter) with `flag` as our sleeping flag.
 // check() runs when the FIFO is closed and every few milliseconds; it throws when the far end is gone.
+// A deadline names what was waited for, on which connection: "waiting for data on rank 0 -> rank 1 lane 0 over
+// shm" (the data path's ctx.what is only "rank R", to stay free of allocations).
+[[noreturn]] void rethrowNamed(const Error& e, const char* waitingFor, const std::string& conn) {
+  if (e.status() != Status::kTimeout) throw;
+  CHORUS_THROW(Status::kTimeout, conn, ": waiting for ", waitingFor, ": no progress before the deadline",
+               " (CHORUS_TIMEOUT_MS)");
+}
+
+template <typename Ready, typename Check>
+void waitOnUnnamed(FifoControl* f, const std::atomic<uint32_t>* counter, std::atomic<uint32_t>* flag,
+                   const WaitContext& ctx, Ready ready, Check check);
+
 template <typename Ready, typename Check>
 void waitOn(FifoControl* f, const std::atomic<uint32_t>* counter, std::atomic<uint32_t>* flag, const WaitContext& ctx,
-            Ready ready, Check check) {
+            Ready ready, Check check, const char* waitingFor, const std::string& conn) {
+  try {
+    waitOnUnnamed(f, counter, flag, ctx, ready, check);
+  } catch (const Error& e) {
+    rethrowNamed(e, waitingFor, conn);
+  }
+}
+
+template <typename Ready, typename Check>
+void waitOnUnnamed(FifoControl* f, const std::atomic<uint32_t>* counter, std::atomic<uint32_t>* flag,
+                   const WaitContext& ctx, Ready ready, Check check) {
   Waiter waiter(ctx);
   SleepFlag sleeping(flag);
   ProbeTimer probe;
@@ -96,7 +118,8 @@ FifoControl* fifoInit(void* mem, int nslots, size_t slotBytes) {
   CHORUS_CHECK_ARG(nslots >= 1 && nslots <= kMaxSlots, "FIFO depth ", nslots, " is outside [1, ", kMaxSlots, "]");
   // Counters wrap at 2^32; counter % nslots stays continuous across the wrap only for powers of two.
   CHORUS_CHECK_ARG((nslots & (nslots - 1)) == 0, "FIFO depth ", nslots, " is not a power of two");
-  CHORUS_CHECK_ARG(slotBytes > 0, "FIFO slot size must be positive");
+  CHORUS_CHECK_ARG(slotBytes > 0 && slotBytes <= kSlotBytesMask, "FIFO slot size must be in [1, 4 GiB), not ",
+                   slotBytes);
   CHORUS_ENFORCE(reinterpret_cast<uintptr_t>(mem) % kCacheLine == 0, "FIFO memory must be cache-line aligned");
   auto* f = new (mem) FifoControl();
   f->nslots = static_cast<uint32_t>(nslots);
@@ -123,7 +146,9 @@ void* SendConnection::acquire(const WaitContext& ctx) {
   if (void* p = tryAcquire()) return p;
   const uint32_t t = fifo_->tail.load(std::memory_order_relaxed);
   auto ready = [&] { return t - fifo_->head.load(std::memory_order_acquire) < fifo_->nslots; };
-  waitOn(fifo_, &fifo_->head, &fifo_->producerSleeping, ctx, ready, [&] { checkPeer(); });
+  waitOn(
+      fifo_, &fifo_->head, &fifo_->producerSleeping, ctx, ready, [&] { checkPeer(); },
+      "a free slot (the receiver consumes nothing)", what_);
   return fifoSlot(fifo_, t);
 }
 
@@ -131,7 +156,9 @@ void SendConnection::drain(const WaitContext& ctx) {
   const uint32_t t = fifo_->tail.load(std::memory_order_relaxed);
   auto ready = [&] { return fifo_->head.load(std::memory_order_acquire) == t; };
   if (ready()) return;
-  waitOn(fifo_, &fifo_->head, &fifo_->producerSleeping, ctx, ready, [&] { checkPeer(); });
+  waitOn(
+      fifo_, &fifo_->head, &fifo_->producerSleeping, ctx, ready, [&] { checkPeer(); },
+      "the receiver to consume what was sent", what_);
 }
 
 void SendConnection::checkPeer() const {
@@ -150,12 +177,14 @@ void SendConnection::wakeConsumer() {
 
 RecvConnection::~RecvConnection() = default;
 
-const void* RecvConnection::peek(size_t* bytes, const WaitContext& ctx) {
-  if (const void* p = tryPeek(bytes)) return p;
+const void* RecvConnection::peekWord(uint64_t* word, const WaitContext& ctx) {
+  if (const void* p = tryPeekWord(word)) return p;
   const uint32_t h = fifo_->head.load(std::memory_order_relaxed);
   auto ready = [&] { return fifo_->tail.load(std::memory_order_acquire) != h; };
-  waitOn(fifo_, &fifo_->tail, &fifo_->consumerSleeping, ctx, ready, [&] { checkPeer(); });
-  return tryPeek(bytes);
+  waitOn(
+      fifo_, &fifo_->tail, &fifo_->consumerSleeping, ctx, ready, [&] { checkPeer(); },
+      "data (the sender publishes nothing)", what_);
+  return tryPeekWord(word);
 }
 
 void RecvConnection::checkPeer() const {

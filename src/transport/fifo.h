@@ -53,6 +53,15 @@ inline char* fifoSlot(FifoControl* f, uint32_t i) {
   return reinterpret_cast<char*>(f) + ((sizeof(FifoControl) + 4095) & ~size_t(4095)) + (i % f->nslots) * f->slotBytes;
 }
 
+// A slot's size word: the payload bytes in the low 32 bits, and in the high 32 bits the tag of the operation
+// that wrote it (collectives/slot_tag.h: its sequence number and signature; 0 for untagged traffic). Copied as one
+// 64-bit word with the slot (the socket proxy sends it as the slot's header), so a receiver that compares the
+// whole word with the one it expects checks bytes and operation in one comparison.
+constexpr uint64_t kSlotBytesMask = 0xffffffffull;
+inline uint64_t slotWord(size_t bytes, uint32_t tag) {
+  return (static_cast<uint64_t>(tag) << 32) | bytes;
+}
+
 // Checks the far end of a connection; throws chorus::Error (chorusRemoteError) when it is gone. Transports
 // set one per connection (peer process liveness, proxy socket state).
 using PeerCheck = std::function<void()>;
@@ -74,10 +83,11 @@ class SendConnection : public Connection {
   }
   // Waits for a free slot (watching ctx, the far end and the closed flag).
   void* acquire(const WaitContext& ctx);
-  // Publishes the slot returned by the last acquire with `bytes` bytes of payload (bytes <= slotBytes()).
-  void post(size_t bytes) {
+  // Publishes the slot returned by the last acquire with `bytes` bytes of payload (bytes <= slotBytes()) and the
+  // operation's tag (slotWord).
+  void post(size_t bytes, uint32_t tag = 0) {
     uint32_t t = fifo_->tail.load(std::memory_order_relaxed);
-    fifo_->sizes[t % fifo_->nslots] = bytes;
+    fifo_->sizes[t % fifo_->nslots] = slotWord(bytes, tag);
     fifo_->tail.store(t + 1, std::memory_order_seq_cst);
     if (fifo_->consumerSleeping.load(std::memory_order_seq_cst) != 0) wakeConsumer();
   }
@@ -104,15 +114,31 @@ class RecvConnection : public Connection {
 
   size_t slotBytes() const { return fifo_->slotBytes; }
   int nslots() const { return static_cast<int>(fifo_->nslots); }
+  // Whether this connection's size words carry only the payload bytes, not the operation's tag (slotWord): the
+  // network transport moves the payload alone through a net plugin, so a receiver can check the bytes only.
+  bool bytesOnly() const { return bytesOnly_; }
   // The oldest published slot and its size, or nullptr when none is ready. Never blocks.
   const void* tryPeek(size_t* bytes) {
+    uint64_t word = 0;
+    const void* p = tryPeekWord(&word);
+    *bytes = word & kSlotBytesMask;
+    return p;
+  }
+  // The same with the slot's whole size word (bytes and tag, slotWord).
+  const void* tryPeekWord(uint64_t* word) {
     uint32_t h = fifo_->head.load(std::memory_order_relaxed);
     if (fifo_->tail.load(std::memory_order_acquire) == h) return nullptr;
-    *bytes = fifo_->sizes[h % fifo_->nslots];
+    *word = fifo_->sizes[h % fifo_->nslots];
     return fifoSlot(fifo_, h);
   }
   // Waits for a published slot.
-  const void* peek(size_t* bytes, const WaitContext& ctx);
+  const void* peek(size_t* bytes, const WaitContext& ctx) {
+    uint64_t word = 0;
+    const void* p = peekWord(&word, ctx);
+    *bytes = word & kSlotBytesMask;
+    return p;
+  }
+  const void* peekWord(uint64_t* word, const WaitContext& ctx);
   // Frees the slot returned by the last peek.
   void release() {
     uint32_t h = fifo_->head.load(std::memory_order_relaxed);
@@ -127,8 +153,11 @@ class RecvConnection : public Connection {
   // Wakes the producer sleeping on head. Virtual so that a transport whose far end is not a futex sleeper
   // (the socket proxy sleeps in poll) can wake it its own way; only called when producerSleeping is set.
   virtual void wakeProducer();
+  // For transports whose size words arrive without the tag (bytesOnly()).
+  void setBytesOnly() { bytesOnly_ = true; }
   FifoControl* fifo_;
   PeerCheck check_;
+  bool bytesOnly_ = false;
 };
 
 }  // namespace chorus::transport

@@ -91,6 +91,22 @@ TEST(Chorusrun, ARankKilledBySignalGives128PlusSignal) {
   EXPECT_NE(p.err().find("killed by signal 9 (SIGKILL)"), std::string::npos) << p.err();
 }
 
+TEST(Chorusrun, KeepGoingLetsSurvivorsFinishAndSucceed) {
+  ChildProcess p(chorusrun({"--keep-going", "-np", "3", "/bin/sh", "-c",
+                            "if [ $CHORUS_RANK = 1 ]; then kill -9 $$; fi; sleep 0.5; echo done $CHORUS_RANK"}));
+  EXPECT_EQ(exitCode(p.wait()), 0) << p.err();
+  EXPECT_NE(p.err().find("killed by signal 9 (SIGKILL); --keep-going"), std::string::npos) << p.err();
+  for (int r : {0, 2}) EXPECT_NE(p.out().find("done " + std::to_string(r)), std::string::npos) << p.out();
+}
+
+TEST(Chorusrun, SurvivorsReportTheirOwnErrorWithinTheFailGrace) {
+  ChildProcess p(chorusrun({"--fail-grace", "5", "-np", "2", "/bin/sh", "-c",
+                            "if [ $CHORUS_RANK = 1 ]; then exit 3; fi; sleep 0.3; echo my own error >&2; exit 4"}));
+  EXPECT_EQ(exitCode(p.wait()), 3) << p.err();
+  EXPECT_NE(p.err().find("my own error"), std::string::npos) << p.err();
+  EXPECT_EQ(p.err().find("stopping"), std::string::npos) << p.err();
+}
+
 TEST(Chorusrun, TimeoutKillsTheJobWithStatus124) {
   auto start = std::chrono::steady_clock::now();
   ChildProcess p(chorusrun({"--timeout", "0.5", "-np", "2", "/bin/sh", "-c", "sleep 30"}));
@@ -167,7 +183,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, ChorusrunUsage,
                                            BadUsage{{"-np", "2"}, "no program"},
                                            BadUsage{{"-np", "2", "--hosts", "3", "/bin/true"}, "--hosts"},
                                            BadUsage{{"-np", "2", "--timeout", "-1", "/bin/true"}, "--timeout"},
-                                           BadUsage{{"-np", "2", "-x", "NOVALUE", "/bin/true"}, "-x"}));
+                                           BadUsage{{"-np", "2", "-x", "NOVALUE", "/bin/true"}, "-x"},
+                                           BadUsage{{"-np", "2", "--fail-grace", "-1", "/bin/true"}, "--fail-grace"}));
 
 TEST(Chorusrun, InfoDescribesTheBuildAndMachine) {
   ChildProcess p(chorusrun({"--info"}));

@@ -168,6 +168,7 @@ TEST(Launcher, FunctionRanksFailAndTheOthersAreStopped) {
     pause();  // until the launcher's SIGTERM
     return 0;
   };
+  spec.failGrace = 200ms;
   Captured c = runJob(std::move(spec));
   EXPECT_EQ(c.result.exitCode, 5);
   EXPECT_EQ(c.result.failedRank, 2);
@@ -180,6 +181,51 @@ TEST(Launcher, FunctionRanksFailAndTheOthersAreStopped) {
   EXPECT_NE(c.notices[0].find("rank 2 (pid " + std::to_string(c.result.ranks[2].pid) + ") exited with status 5"),
             std::string::npos)
       << c.notices[0];
+}
+
+// Issue 13 item 7: survivors of a failed rank get a grace period to report their own error and exit.
+TEST(Launcher, SurvivorsOfAFailedRankExitOnTheirOwnWithinTheGracePeriod) {
+  JobSpec spec;
+  spec.nranks = 3;
+  spec.failGrace = 3000ms;
+  spec.body = [](int rank) {
+    if (rank == 2) return 5;
+    usleep(300000);  // the library's error reaches the survivor, which reports it and exits
+    return 7;
+  };
+  auto start = std::chrono::steady_clock::now();
+  Captured c = runJob(std::move(spec));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2500ms);
+  EXPECT_EQ(c.result.exitCode, 5);
+  EXPECT_EQ(c.result.failedRank, 2);
+  for (int r : {0, 1}) {
+    ASSERT_TRUE(WIFEXITED(c.result.ranks[r].waitStatus)) << r;
+    EXPECT_EQ(WEXITSTATUS(c.result.ranks[r].waitStatus), 7) << r;
+  }
+  ASSERT_FALSE(c.notices.empty());
+  EXPECT_NE(c.notices[0].find("have 3"), std::string::npos) << c.notices[0];
+}
+
+// --keep-going: a failed rank does not stop the others; the job succeeds when the survivors do.
+TEST(Launcher, KeepGoingLetsTheSurvivorsFinish) {
+  JobSpec spec;
+  spec.nranks = 3;
+  spec.keepGoing = true;
+  spec.failGrace = 100ms;  // ignored under keep-going
+  spec.body = [](int rank) {
+    if (rank == 1) raise(SIGKILL);
+    usleep(600000);
+    return 0;
+  };
+  Captured c = runJob(std::move(spec));
+  EXPECT_EQ(c.result.exitCode, 0);
+  EXPECT_EQ(c.result.failedRank, 1);
+  for (int r : {0, 2}) {
+    ASSERT_TRUE(WIFEXITED(c.result.ranks[r].waitStatus)) << r;
+    EXPECT_EQ(WEXITSTATUS(c.result.ranks[r].waitStatus), 0) << r;
+  }
+  ASSERT_FALSE(c.notices.empty());
+  EXPECT_NE(c.notices[0].find("--keep-going"), std::string::npos) << c.notices[0];
 }
 
 TEST(Launcher, TimeoutEscalatesToSigkillAfterTheGracePeriod) {

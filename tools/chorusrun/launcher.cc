@@ -1,5 +1,7 @@
 #include "launcher.h"
 
+#include "base/shm.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -12,6 +14,7 @@
 
 #include "base/error.h"
 #include "base/host_id.h"
+#include "base/shm.h"
 #include "exit_status.h"
 
 namespace chorus::launcher {
@@ -132,6 +135,7 @@ JobResult Launcher::wait() {
       result_.message = "timeout after " + seconds(spec_.timeout);
       stopAll(result_.message);
     }
+    if (failPending_ && !stopping_ && running_ > 0 && now >= failStopAt_) stopAll(result_.message);
     if (stopping_ && !killed_ && running_ > 0 && now >= killAt_) {
       notice("killing " + std::to_string(running_) + " rank(s) still running with SIGKILL");
       signalAll(SIGKILL);
@@ -140,6 +144,20 @@ JobResult Launcher::wait() {
   }
   for (int rank = 0; rank < spec_.nranks; ++rank) drain(rank, true);
   for (int rank = 0; rank < spec_.nranks; ++rank) result_.ranks[rank] = ranks_[rank].exit;
+  // Shared-memory segments a rank created and no peer mapped (a rank killed during connection set-up, or a
+  // job stopped by a signal) would outlive the job: every rank has exited, so they are garbage now.
+  for (int rank = 0; rank < spec_.nranks; ++rank) {
+    int removed = sweepSegmentsOf(ranks_[rank].proc.pid);
+    if (removed > 0) {
+      notice("removed " + std::to_string(removed) + " shared-memory segment(s) left by rank " + std::to_string(rank));
+    }
+    result_.segmentsSwept += removed;
+  }
+  if (spec_.keepGoing && result_.failedRank >= 0 && !result_.timedOut) {
+    for (const Rank& r : ranks_) {
+      if (!failed(r.exit.waitStatus)) result_.exitCode = 0;  // the survivors finished the job
+    }
+  }
   return result_;
 }
 
@@ -159,6 +177,7 @@ Launcher::Clock::time_point Launcher::nextDeadline() const {
   auto next = Clock::now() + std::chrono::milliseconds(100);
   if (spec_.timeout.count() > 0 && !stopping_) next = std::min(next, timeoutAt_);
   if (stopping_ && !killed_) next = std::min(next, killAt_);
+  if (failPending_ && !stopping_) next = std::min(next, failStopAt_);
   return next;
 }
 
@@ -236,15 +255,26 @@ void Launcher::onRankExit(int rank, int waitStatus) {
   closeFd(r.proc.pidFd);
   --running_;
   drain(rank, false);  // its last lines come before the verdict
+  if (failed(waitStatus) && spec_.keepGoing && result_.failedRank >= 0 && !result_.timedOut) {
+    notice("rank " + std::to_string(rank) + " (pid " + std::to_string(r.proc.pid) + ") " +
+           describeWaitStatus(waitStatus));
+  }
   if (!failed(waitStatus) || result_.failedRank >= 0 || result_.timedOut) return;
   result_.failedRank = rank;
   result_.exitCode = exitCodeOf(waitStatus);
   result_.message =
       "rank " + std::to_string(rank) + " (pid " + std::to_string(r.proc.pid) + ") " + describeWaitStatus(waitStatus);
-  if (running_ > 0 && !stopping_ && !killed_) {
-    stopAll(result_.message);
-  } else {
+  if (running_ == 0 || stopping_ || killed_) {
     notice(result_.message);
+  } else if (spec_.keepGoing) {
+    notice(result_.message + "; --keep-going: the other " + std::to_string(running_) + " rank(s) go on");
+  } else if (spec_.failGrace.count() > 0) {
+    notice(result_.message + "; the other " + std::to_string(running_) + " rank(s) have " + seconds(spec_.failGrace) +
+           " to exit before they are stopped");
+    failPending_ = true;
+    failStopAt_ = Clock::now() + spec_.failGrace;
+  } else {
+    stopAll(result_.message);
   }
 }
 

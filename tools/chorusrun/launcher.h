@@ -36,7 +36,13 @@ struct JobSpec {
   EnvVars extraEnv;                       // -x NAME=VALUE: set after, and so over, the CHORUS_* variables
   std::chrono::milliseconds timeout{0};   // 0: none
   std::chrono::milliseconds grace{2000};  // between SIGTERM and SIGKILL when stopping ranks
-  bool tagOutput = false;                 // --tag-output: the default LineHandler prefixes "[rank] "
+  // After a rank fails, the others get this long to report the library's error and exit by themselves before
+  // they are stopped (SIGTERM, then SIGKILL after `grace`). 0: stop them at once.
+  std::chrono::milliseconds failGrace{2000};
+  // A failing rank does not stop the job (elastic training: the survivors shrink their communicators and go
+  // on). The job's status is then 0 when any rank exited with 0, else the first failing rank's.
+  bool keepGoing = false;
+  bool tagOutput = false;  // --tag-output: the default LineHandler prefixes "[rank] "
   LineHandler onLine;
   NoticeHandler onNotice;
 };
@@ -52,6 +58,7 @@ struct JobResult {
   bool timedOut = false;
   std::string message;          // why the job failed; empty on success
   std::vector<RankExit> ranks;  // indexed by rank
+  int segmentsSwept = 0;        // chorus shared-memory segments the ranks left behind, removed after the job
 };
 
 class Launcher {
@@ -104,6 +111,8 @@ class Launcher {
   int forwarded_ = 0;  // SIGINT/SIGTERM forwarded so far
   bool stopping_ = false;
   bool killed_ = false;
+  bool failPending_ = false;  // a rank failed: the others are stopped at failStopAt_ unless they exit first
+  Clock::time_point failStopAt_;
   Clock::time_point killAt_;
   Clock::time_point timeoutAt_;
   JobResult result_;

@@ -31,7 +31,8 @@ std::optional<double> parseSeconds(const std::string& text) {
 }  // namespace
 
 std::string usage() {
-  return "usage: chorusrun -np N [--hosts K] [--timeout S] [--tag-output] [-x NAME=VALUE]... [--] PROGRAM [ARGS...]\n"
+  return "usage: chorusrun -np N [--hosts K] [--timeout S] [--tag-output] [--fail-grace S] [--keep-going]\n"
+         "                 [-x NAME=VALUE]... [--] PROGRAM [ARGS...]\n"
          "       chorusrun --info\n"
          "Starts N ranks of PROGRAM on this machine with CHORUS_RANK, CHORUS_WORLD_SIZE, CHORUS_LOCAL_RANK,\n"
          "CHORUS_LOCAL_SIZE, CHORUS_ADDR and CHORUS_SECRET set, and passes their output through line by line.\n"
@@ -41,8 +42,13 @@ std::string usage() {
          "  --tag-output     prefix every output line with \"[rank] \" (mpirun's flag)\n"
          "  -x NAME=VALUE    set an environment variable in every rank\n"
          "  --info           print the version, build features, usable transports and this machine\n"
-         "When a rank fails, the others are stopped and chorusrun exits with that rank's status (128 + signal\n"
-         "for a signal). SIGINT and SIGTERM are forwarded to every rank; a second one kills them.\n";
+         "  --fail-grace S   after a rank fails, give the others S seconds (default 2) to report their own\n"
+         "                   errors and exit before they are stopped; 0 stops them at once\n"
+         "  --keep-going     a failing rank does not stop the others (elastic jobs); chorusrun then exits with 0\n"
+         "                   when any rank exited with 0\n"
+         "When a rank fails, the others are stopped (after --fail-grace) and chorusrun exits with that rank's\n"
+         "status (128 + signal for a signal). SIGINT and SIGTERM are forwarded to every rank; a second one kills\n"
+         "them.\n";
 }
 
 CommandLine parseCommandLine(int argc, const char* const* argv) {
@@ -95,6 +101,14 @@ CommandLine parseCommandLine(int argc, const char* const* argv) {
       if (!s || *s <= 0 || *s > 1e9) cl.error = "--timeout must be a positive number of seconds, not '" + *v + "'";
       if (s && *s > 0 && *s <= 1e9)
         cl.job.timeout = std::chrono::milliseconds(std::max<int64_t>(1, std::llround(*s * 1000)));
+    } else if (flag == "--fail-grace") {
+      auto v = value(flag, inline_, hasInline);
+      if (!v) break;
+      auto s = parseSeconds(*v);
+      if (!s || *s < 0 || *s > 1e9) cl.error = "--fail-grace must be a number of seconds >= 0, not '" + *v + "'";
+      if (s && *s >= 0 && *s <= 1e9) cl.job.failGrace = std::chrono::milliseconds(std::llround(*s * 1000));
+    } else if (flag == "--keep-going") {
+      cl.job.keepGoing = true;
     } else if (flag == "-x") {
       auto v = value(flag, inline_, hasInline);
       if (!v) break;

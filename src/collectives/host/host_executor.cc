@@ -1,5 +1,7 @@
 #include "collectives/host/host_executor.h"
 
+#include "collectives/slot_tag.h"
+
 #include <cstdint>
 #include <cstring>
 #include <new>
@@ -74,9 +76,10 @@ class HostDirectPeers {
   alignas(HostPrims) unsigned char storage_[kMaxDirectRanks][sizeof(HostPrims)];
 };
 
-void runCollective(const CollPlan& c, const std::vector<const void*>& copies, const ExecEnv& env) {
+void runCollective(const CollPlan& c, const std::vector<const void*>& copies, const ExecEnv& env, uint32_t seq) {
   const CollOp& op = c.op;
   HostPrimsConfig cfg;
+  cfg.slotTag = slotTag(op, seq);
   cfg.input = op.sendbuff;
   cfg.output = op.recvbuff;
   cfg.eltSize = c.eltSize;
@@ -134,7 +137,7 @@ void runCollective(const CollPlan& c, const std::vector<const void*>& copies, co
 void runPlan(const Plan& plan, const ExecEnv& env) {
   if (plan.staging.empty()) {  // the common case: nothing to copy first
     static const std::vector<const void*> none;
-    for (const CollPlan& c : plan.colls) runCollective(c, none, env);
+    for (size_t i = 0; i < plan.colls.size(); ++i) runCollective(plan.colls[i], none, env, env.firstSeq + i);
     if (plan.hasP2p()) runP2p(plan, none, env);
     return;
   }
@@ -157,7 +160,7 @@ void runPlan(const Plan& plan, const ExecEnv& env) {
   };
   for (size_t i = 0; i < plan.colls.size(); ++i) {
     stageUpTo(i);
-    runCollective(plan.colls[i], copies, env);
+    runCollective(plan.colls[i], copies, env, env.firstSeq + i);
   }
   stageUpTo(plan.colls.size());
   if (plan.hasP2p()) runP2p(plan, copies, env);

@@ -16,6 +16,7 @@ struct ExecEnv {
   const TopoView* topo = nullptr;
   ConnectionProvider* conns = nullptr;  // every connection of plan.connections is built
   const WaitContext* ctx = nullptr;
+  uint32_t firstSeq = 0;  // sequence number of the plan's first collective on its communicator (slot_tag.h)
 };
 
 // Runs the plan. A failure throws chorus::Error out of the Primitives call or wait that found it (base/error.h

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "collectives/slot_tag.h"
 
 namespace chorus::coll {
 
@@ -58,6 +59,16 @@ void HostPrims::localReduce(size_t inOff, size_t outOff, size_t n, bool postOp) 
   run(kReduceInputOutput, inOff, true, outOff, false, n, postOp);
 }
 
+void HostPrims::mismatch(int i, uint64_t got, uint64_t want) const {
+  // The FIFOs of this communicator no longer line up with the peer's: it cannot be used any more.
+  CHORUS_THROW(Status::kRemoteError, recvs_[i]->what(), ": the peer sent ",
+               describeSlotTag(static_cast<uint32_t>(got >> 32)), " with ", got & transport::kSlotBytesMask,
+               " bytes where this rank runs ", describeSlotTag(static_cast<uint32_t>(want >> 32)), " and expects ",
+               want & transport::kSlotBytesMask,
+               ": ranks called different collectives, types, operations, roots or counts, or in a different order",
+               " (CHORUS_CHECK=1 names the differing fields before any data moves); abort the communicator");
+}
+
 void HostPrims::copyOut(void* dst, const void* src, size_t bytes, bool finalOutput) {
   if (dst == src) return;
   reduce::copyBytes(dst, src, bytes, finalOutput && cfg_.nonTemporalOutput);
@@ -87,12 +98,12 @@ void HostPrims::run(Src src, size_t inOff, bool toOutput, size_t outOff, bool to
     const size_t bytes = m * elt;
     const void* slots[kMaxRecvPeers];
     if (needRecv) {
+      const uint64_t want = transport::slotWord(bytes, cfg_.slotTag);
       for (int i = 0; i < nrecv_; ++i) {
-        size_t got = 0;
-        slots[i] = recvs_[i]->peek(&got, ctx);
-        if (got != bytes) {
-          CHORUS_THROW(Status::kInvalidUsage, recvs_[i]->what(), ": received ", got, " bytes where ", bytes,
-                       " were expected: ranks called different collectives or counts (CHORUS_CHECK=1 verifies)");
+        uint64_t got = 0;
+        slots[i] = recvs_[i]->peekWord(&got, ctx);
+        if (got != want && !(recvs_[i]->bytesOnly() && (got & transport::kSlotBytesMask) == bytes)) {
+          mismatch(i, got, want);
         }
       }
     }
@@ -135,7 +146,7 @@ void HostPrims::run(Src src, size_t inOff, bool toOutput, size_t outOff, bool to
     for (int i = 0; i < nsend; ++i) {
       if (dstSlots[i] != primary) copyOut(dstSlots[i], primary, bytes, false);
     }
-    for (int i = 0; i < nsend; ++i) sends_[i]->post(bytes);
+    for (int i = 0; i < nsend; ++i) sends_[i]->post(bytes, cfg_.slotTag);
     if (needRecv) {
       for (int i = 0; i < nrecv_; ++i) recvs_[i]->release();
     }

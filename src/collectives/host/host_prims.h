@@ -27,6 +27,7 @@ struct HostPrimsConfig {
   int64_t postDiv = 1;             // divisor applied where postOp is true
   bool nonTemporalOutput = false;  // streaming stores for final output writes (outputs larger than cache)
   const WaitContext* ctx = nullptr;
+  uint32_t slotTag = 0;  // the operation's tag (collectives/slot_tag.h), carried and checked in every slot
 };
 
 class HostPrims {
@@ -54,6 +55,8 @@ class HostPrims {
   // Reduces local input with every receive peer's slot into dst.
   void reduceInto(char* dst, const char* local, const void* const* slots, size_t m, bool postOp);
   void copyOut(void* dst, const void* src, size_t bytes, bool finalOutput);
+  // Throws for a slot whose word (bytes and tag) from recvs_[i] is not the one expected.
+  [[noreturn]] void mismatch(int i, uint64_t got, uint64_t want) const;
 
   HostPrimsConfig cfg_;
   transport::RecvConnection* recvs_[kMaxRecvPeers];  // [0, nrecv_) valid

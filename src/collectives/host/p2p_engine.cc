@@ -65,7 +65,7 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
           if (slot == nullptr) break;
           const size_t m = std::min(p.recv->slotBytes(), t.bytes - p.off);
           if (got != m) {
-            CHORUS_THROW(Status::kInvalidUsage, p.recv->what(), ": received a piece of ", got, " bytes where ", m,
+            CHORUS_THROW(Status::kRemoteError, p.recv->what(), ": received a piece of ", got, " bytes where ", m,
                          " were expected: the send and the receive disagree on the size");
           }
           memcpy(static_cast<char*>(t.dst) + p.off, slot, m);

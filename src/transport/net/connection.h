@@ -34,7 +34,9 @@ class RecvConnection : public transport::RecvConnection {
   RecvConnection(std::shared_ptr<Proxy> proxy, std::shared_ptr<NetConn> state)
       : transport::RecvConnection(state->fifo.control(), state->what, [s = state.get()] { s->check(); }),
         proxy_(std::move(proxy)),
-        state_(std::move(state)) {}
+        state_(std::move(state)) {
+    setBytesOnly();  // the plugin moves the payload; the operation's tag does not travel
+  }
   ~RecvConnection() override {
     state_->userGone.store(true, std::memory_order_release);
     proxy_->wake();

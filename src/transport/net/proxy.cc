@@ -177,7 +177,8 @@ bool Proxy::progressSend(NetConn& c) {
   bool moved = false;
   while (c.posted != tail) {
     void* req = nullptr;
-    chorusNetResult_t r = plugin_->isend(c.comm, fifoSlot(f, c.posted), f->sizes[c.posted % f->nslots],
+    // The payload alone travels (the tag of the size word stays here: the receiving end is bytesOnly()).
+    chorusNetResult_t r = plugin_->isend(c.comm, fifoSlot(f, c.posted), f->sizes[c.posted % f->nslots] & kSlotBytesMask,
                                          static_cast<int>(c.posted & kTagMask), c.mr, &req);
     if (r != chorusNetSuccess) {
       c.fail(detail::concat("isend: ", pluginError(plugin_, r)));

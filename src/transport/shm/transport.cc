@@ -16,8 +16,10 @@ namespace {
 // The far end is alive while its process is; a stopped process is alive (its waits end at the deadline).
 PeerCheck processCheck(const PeerInfo& peer, const std::string& what) {
   auto watch = std::make_shared<ProcessWatch>(peer.pid);
+  watchPeerSegments(peer.pid);  // swept at this process's exit if the peer died leaving segments named
   return [watch, what, rank = peer.rank] {
     if (!watch->alive()) {
+      sweepSegmentsOf(watch->pid());  // FIFOs it created that no one will map now
       CHORUS_THROW(Status::kRemoteError, what, ": rank ", rank, " (pid ", watch->pid(), ") exited");
     }
   };
@@ -53,7 +55,21 @@ std::unique_ptr<Connection> ShmTransport::createRecv(const ConnectSpec& spec, st
 std::unique_ptr<Connection> ShmTransport::connectSend(const ConnectSpec& spec, const std::vector<uint8_t>& descriptor) {
   Descriptor d = Descriptor::decode(descriptor);
   std::string what = connectionName(spec, true, name());
-  ShmSegment seg = ShmSegment::open(d.name, fifoBytes(static_cast<int>(d.nslots), d.slotBytes));
+  ShmSegment seg;
+  try {
+    seg = ShmSegment::open(d.name, fifoBytes(static_cast<int>(d.nslots), d.slotBytes));
+  } catch (const Error& e) {
+    // The receiver made it before it posted the descriptor: gone now means the receiver died (its exit, or a
+    // survivor, removed what no one had mapped). Say so, naming the peer, instead of a file error.
+    if (ProcessWatch::gone(spec.peer.pid)) {
+      CHORUS_THROW(Status::kRemoteError, what, ": rank ", spec.peer.rank, " (pid ", spec.peer.pid,
+                   ") exited while the connection was being set up");
+    }
+    // Alive, but its end is gone: it failed, or freed the communicator, before this rank mapped the FIFO.
+    CHORUS_THROW(
+        Status::kRemoteError, what, ": rank ", spec.peer.rank,
+        " freed its end of the connection before it was set up (it failed or left the communicator): ", e.what());
+  }
   // Both ends have it mapped now: remove the name so that the segment disappears with the last mapping,
   // however the processes end. (ShmSegment::unlink only unlinks for the creator.)
   shm_unlink(d.name.c_str());
