@@ -203,6 +203,47 @@ class Proofs(unittest.TestCase):
         self.assertSameLosses(self.path("two.csv"), self.path("res.csv"), rtol=1e-6, steps=[4, 5, 6])
         self.assertLessEqual(diff(self.path("two"), self.path("ck")), 1e-6)
 
+    # ---- elastic data parallelism -------------------------------------------------------------------------
+
+    def elastic_run(self, fault_rank):
+        # Rank `fault_rank` of 4 SIGKILLs itself at the start of step 10 (a real process death); the last
+        # in-memory snapshot is step 8. The 3 survivors revoke, agree on the lost rank, shrink, rebuild the
+        # state of step 8 from the neighbours' copies, re-cut the ZeRO-1 shards and train steps 9-20.
+        # Reference: the same 4-rank run saved at step 8, resumed on 3 ranks.
+        common = ["--zero", "1", "--lr", "3e-3"]
+        ref = self.path(f"ref{fault_rank}")
+        train(["--steps", "8", "--save", ref] + common, np=4)
+        train(["--steps", "20", "--resume", ref, "--csv", ref + ".csv"] + common, np=3)
+        cmd = ([os.path.join(BIN, "chorusrun"), "-np", "4", "--keep-going", os.path.join(BIN, "chorus-train")] +
+               [a for a in TINY if a != "-q"] +
+               ["--steps", "20", "--elastic", "--snapshot-every", "4", "--fault-rank", str(fault_rank),
+                "--fault-step", "10", "--log-every", "100", "--csv", self.path(f"elastic{fault_rank}.csv")] + common)
+        p = run(cmd, expect=0)
+        out = p.stdout + p.stderr
+        self.assertRegex(out, rf"elastic: at step 10 lost rank\(s\) {fault_rank} .*3 ranks go on from the snapshot "
+                         r"of step 8", out[-3000:])
+        took = re.search(r"elastic: 3 ranks completed step 9, ([0-9.]+) s after the failure was detected", out)
+        self.assertIsNotNone(took, out[-3000:])
+        print(f"killed rank {fault_rank}: from the detected failure to the next completed step "
+              f"{float(took.group(1)):.3f} s")
+        self.assertRegex(out, r"after the elastic recovery, on 3 ranks:\s+(\[\d+\] )?done: 12 steps")
+        # Steps 9-20 as the survivors ran them (the CSV keeps the 4-rank rows before them; the later row of a
+        # step wins) against the resumed 3-rank run.
+        self.assertSameLosses(ref + ".csv", self.path(f"elastic{fault_rank}.csv"), rtol=1e-6,
+                              steps=list(range(9, 21)))
+
+    def test_elastic_dp4_survives_a_killed_rank(self):
+        self.elastic_run(2)
+
+    def test_elastic_dp4_survives_the_loss_of_rank_0(self):
+        # Rank 0 reports: after the recovery the survivors' rank 0 (old rank 1) takes over the log and the CSV.
+        self.elastic_run(0)
+
+    def test_elastic_refuses_what_it_cannot_do(self):
+        for bad in (["--tp", "2"], ["--backend", "mpi"]):
+            p = train(["--steps", "2", "--elastic"] + bad, np=1, expect=2)
+            self.assertIn("--elastic", p.stdout + p.stderr)
+
     def test_bad_checkpoints_are_refused_before_training(self):
         ck = self.path("ck")
         train(["--steps", "2", "--zero", "1", "--save", ck], np=2)

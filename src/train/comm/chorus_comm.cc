@@ -158,6 +158,31 @@ std::unique_ptr<Comm> ChorusComm::split(int color, int key) {
   return std::make_unique<ChorusComm>(out);
 }
 
+void ChorusComm::abandon() {
+  if (!failed_) chorusCommRevoke(comm_, CHORUS_REVOKE_DEFAULT);  // local: never waits for the peers
+  failed_ = true;
+}
+
+std::vector<int> ChorusComm::failedRanks() {
+  abandon();
+  // Collective over the survivors: each gets the same list, in increasing order.
+  std::vector<int> ranks(static_cast<size_t>(size_));
+  int n = 0;
+  throwIf(chorusCommGetFailedRanks(comm_, ranks.data(), &n), "chorusCommGetFailedRanks", comm_);
+  ranks.resize(static_cast<size_t>(n));
+  return ranks;
+}
+
+std::unique_ptr<Comm> ChorusComm::shrink(const std::vector<int>& failed) {
+  std::vector<int> excluded(failed);
+  chorusComm_t out = nullptr;
+  // The survivors build the new communicator among themselves; their ranks keep their old order.
+  throwIf(
+      chorusCommShrink(comm_, excluded.data(), static_cast<int>(excluded.size()), &out, nullptr, CHORUS_SHRINK_DEFAULT),
+      "chorusCommShrink", comm_);
+  return std::make_unique<ChorusComm>(out);
+}
+
 std::vector<std::unique_ptr<Comm>> ChorusComm::initThreads(int n) {
   std::vector<chorusComm_t> comms(n);
   throwIf(chorusCommInitAll(comms.data(), n, nullptr), "chorusCommInitAll", nullptr);

@@ -34,7 +34,11 @@ class ChorusComm : public Comm {
   void barrier() override;
   std::unique_ptr<Comm> duplicate() override;
   std::unique_ptr<Comm> split(int color, int key) override;
-  void abandon() override { failed_ = true; }
+  // Revokes the communicator (its peers' pending and next operations on it fail at once) and marks it
+  // failed, so destroying it aborts instead of flushing.
+  void abandon() override;
+  std::vector<int> failedRanks() override;
+  std::unique_ptr<Comm> shrink(const std::vector<int>& failed) override;
 
   chorusComm_t handle() const { return comm_; }
 

@@ -103,6 +103,15 @@ class Comm {
   // After a failure somewhere in the job: destroying this communicator must not wait for its peers (Chorus
   // aborts it instead of finalizing).
   virtual void abandon() {}
+  // Elastic training. The ranks of this communicator known to have failed, the same list on every survivor;
+  // then a communicator of the survivors (collective over them, in rank order). Backends that cannot
+  // recover from a lost rank throw CommError.
+  virtual std::vector<int> failedRanks() {
+    throw CommError(std::string(backendName()) + " cannot tell which ranks failed");
+  }
+  virtual std::unique_ptr<Comm> shrink(const std::vector<int>& /*failed*/) {
+    throw CommError(std::string(backendName()) + " cannot continue without a lost rank");
+  }
 
   CommStats& stats() { return stats_; }
 

@@ -1,5 +1,6 @@
 #include "model/param_layout.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace chorus::train {
@@ -95,6 +96,15 @@ const TensorSpec* ParamLayout::find(const std::string& name) const {
   for (const auto& s : tensors_)
     if (s.name == name) return &s;
   return nullptr;
+}
+
+void relayout(const ParamLayout& from, const ParamLayout& to, const float* src, float* dst) {
+  for (const TensorSpec& t : to.tensors()) {
+    const TensorSpec* f = from.find(t.name);
+    if (!f || f->rows != t.rows || f->cols != t.cols)
+      throw std::invalid_argument("cannot carry tensor " + t.name + " over to the new layout");
+    std::copy_n(src + f->offset, t.size(), dst + t.offset);
+  }
 }
 
 namespace {

@@ -102,6 +102,11 @@ class ParamLayout {
   int64_t wteOffset_ = 0, wpeOffset_ = 0, lnfwOffset_ = 0, lnfbOffset_ = 0, headWteOffset_ = -1;
 };
 
+// Copies every tensor of `to` from where `from` keeps the same tensor (the same part of the model laid out for
+// another data-parallel size: only the units' padding differs). Throws std::invalid_argument when `from`
+// lacks a tensor or cuts it otherwise.
+void relayout(const ParamLayout& from, const ParamLayout& to, const float* src, float* dst);
+
 // Copies rank `tpRank`'s slice of the full tensor `full` (spec.fullRows x spec.fullCols) into `slice`.
 template <typename T>
 void sliceOf(const TensorSpec& spec, int tpRank, int tpSize, const T* full, T* slice);

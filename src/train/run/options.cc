@@ -29,6 +29,9 @@ std::string checkOptions(const TrainOptions& o) {
   if (o.backend == "mpi" && !haveMpi) return "--backend mpi: this build has no MPI";
   if (o.backend == "mpi" && o.threads > 1) return "--backend mpi runs one rank per process: drop -t/--threads";
   if (o.saveEvery > 0 && o.save.empty()) return "--save-every needs --save DIR";
+  if (o.elastic && (o.tp != 1 || o.pp != 1)) return "--elastic is data parallelism only: --tp 1 --pp 1";
+  if (o.elastic && o.backend != "chorus") return "--elastic needs --backend chorus";
+  if (o.elastic && o.threads > 1) return "--elastic needs one rank per process (a lost rank is a lost process)";
   if (o.lrSchedule == "cosine" && o.minLr > o.lr) return "--min-lr must not exceed --lr";
   return "";
 }
@@ -142,6 +145,17 @@ ParsedCommandLine parseCommandLine(int argc, char** argv) {
   app.add_option("--peak-ms", o.peakMs, "milliseconds spent measuring the GEMM peak MFU is reported against")
       ->group(io)
       ->check(CLI::PositiveNumber);
+  app.add_flag("--elastic", o.elastic,
+               "elastic data parallelism: every --snapshot-every steps each rank copies its shard to its ring "
+               "neighbour's memory; when a rank dies the survivors shrink the group, rebuild the state from the "
+               "copies and continue (Chorus backend, --tp 1 --pp 1; launch with chorusrun --keep-going)")
+      ->group(par);
+  app.add_option("--snapshot-every", o.snapshotEvery, "steps between in-memory snapshots (--elastic)")
+      ->group(par)
+      ->check(CLI::PositiveNumber);
+  app.add_option("--fault-rank", o.faultRank, "fault injection for tests: this rank SIGKILLs itself at --fault-step")
+      ->group(io);
+  app.add_option("--fault-step", o.faultStep, "the step at whose start --fault-rank kills itself")->group(io);
   app.add_flag("-q,--quiet", o.quiet, "print only the summary")->group(io);
 
   CheckpointCommand ck;

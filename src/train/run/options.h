@@ -44,6 +44,10 @@ struct TrainOptions {
   int blasThreads = 1;
   int peakMs = 300;  // time spent measuring the GEMM peak that MFU is reported against
   bool quiet = false;
+  bool elastic = false;   // survive the loss of data-parallel ranks (in-memory snapshots, shrink, continue)
+  int snapshotEvery = 5;  // steps between the elastic run's in-memory snapshots
+  int faultRank = -1;     // fault injection for tests: this world rank SIGKILLs itself ...
+  int faultStep = 0;      // ... at the start of this step
 
   int globalSequences(int dpSize) const { return dpSize * batch * gradAccum; }
 };

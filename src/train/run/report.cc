@@ -23,6 +23,14 @@ void Report::openCsv(const std::string& csvPath) {
   std::fprintf(csv_, "step,loss,val_loss,lr,grad_norm,tokens_per_s,step_ms,exposed_comm_ms,mfu\n");
 }
 
+void Report::takeOver(const std::string& csvPath) {
+  if (active_) return;
+  active_ = true;
+  if (csvPath.empty()) return;
+  csv_ = std::fopen(csvPath.c_str(), "a");
+  if (!csv_) throw std::runtime_error("cannot append to --csv " + csvPath + ": " + std::strerror(errno));
+}
+
 Report::~Report() {
   if (csv_) std::fclose(csv_);
 }

@@ -54,6 +54,8 @@ class Report {
   // Starts the CSV log (truncating the file): called once the run is known to be able to start, so a
   // refused run leaves an existing log untouched.
   void openCsv(const std::string& path);
+  // After an elastic recovery the survivors' rank 0 reports: it starts reporting, appending to the CSV log.
+  void takeOver(const std::string& csvPath);
 
   bool active() const { return active_; }
   void line(const char* fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "optim/adamw.h"
 #include "optim/lr_schedule.h"
 #include "parallel/data_parallel.h"
+#include "parallel/flash_snapshot.h"
 #include "parallel/grid.h"
 #include "parallel/pipeline.h"
 #include "parallel/tensor_parallel.h"
@@ -52,11 +54,79 @@ class RankTrainer {
 
   void run() {
     start();
-    for (int64_t step = firstStep_; step <= opt_.steps; ++step) trainStep(step);
+    for (int64_t step = firstStep_; step <= opt_.steps;) {
+      try {
+        if (s_->world.rank() == opt_.faultRank && step == opt_.faultStep && !faulted_) {
+          std::fflush(stdout);
+          std::raise(SIGKILL);  // fault injection (tests): a real process death at the start of the step
+        }
+        trainStep(step);
+        if (opt_.elastic && step % opt_.snapshotEvery == 0) takeSnapshot(step);
+        if (recoveredAt_) {
+          report_.line("elastic: %d ranks completed step %lld, %.3f s after the failure was detected", s_->world.size(),
+                       static_cast<long long>(step), seconds(*recoveredAt_, Clock::now()));
+          recoveredAt_.reset();
+        }
+        ++step;
+      } catch (const CommError& e) {
+        if (!opt_.elastic) throw;
+        step = recover(step, e) + 1;
+      }
+    }
     finish();
   }
 
  private:
+  // Elastic recovery after a lost rank: the survivors agree on who failed, abandon every communicator,
+  // shrink the world, rebuild the state of the last in-memory snapshot for the smaller group and go on from
+  // the step after it. Returns the snapshot's step.
+  int64_t recover(int64_t step, const CommError& why) {
+    const auto t0 = Clock::now();
+    if (snapshot_.empty()) throw CommError(std::string(why.what()) + " (no in-memory snapshot to recover from yet)");
+    // Revoke every communicator first: a survivor still waiting in another group's collective fails at once
+    // and joins the agreement.
+    s_->abandon();
+    std::vector<int> lost = s_->world.failedRanks();
+    if (lost.empty()) throw CommError(why.what());
+    std::string names;
+    for (int r : lost) names += (names.empty() ? "" : ", ") + std::to_string(r);
+    std::unique_ptr<Comm> survivors = s_->world.shrink(lost);
+    std::vector<float> p, m, v;
+    snapshot_.rebuild(lost, s_->layout.size(), *survivors, p, m, v);
+    const ParamLayout old = s_->layout;
+    s_.reset();  // aborts the old communicators
+    world_ = std::move(survivors);
+    opt_.dp = world_->size();
+    std::string err = fitToWorld(opt_, world_->size());
+    if (!err.empty()) throw CommError("cannot continue on " + std::to_string(world_->size()) + " ranks: " + err);
+    s_ = std::make_unique<Setup>(opt_, *world_);
+    std::vector<float> np(static_cast<size_t>(s_->layout.size())), nm(np.size()), nv(np.size());
+    relayout(old, s_->layout, p.data(), np.data());
+    relayout(old, s_->layout, m.data(), nm.data());
+    relayout(old, s_->layout, v.data(), nv.data());
+    s_->engine->importFull(np.data(), nm.data(), nv.data());
+    if (s_->world.rank() == 0) report_.takeOver(opt_.csv);
+    report_.line(
+        "elastic: at step %lld lost rank(s) %s (%s); %d ranks go on from the snapshot of step %lld "
+        "(%.3f s to rebuild)",
+        static_cast<long long>(step), names.c_str(), why.what(), world_->size(),
+        static_cast<long long>(snapshot_.step()), seconds(t0, Clock::now()));
+    const int64_t at = snapshot_.step();
+    takeSnapshot(at);
+    // The summary and the communication tables describe the run on the survivors' layout from here on.
+    stepsRun_ = tokensRun_ = 0;
+    timeRun_ = commRun_ = bubbleRun_ = 0;
+    for (Comm* c : allComms()) c->stats().reset();
+    faulted_ = true;
+    recoveredAt_ = t0;
+    return at;
+  }
+
+  // The in-memory snapshot travels on the control communicator, so the data-parallel group's traffic stays
+  // the training step's alone. --elastic is data parallelism only: the control ranks are the data-parallel
+  // ranks, in the same order.
+  void takeSnapshot(int64_t step) { snapshot_.take(step, *s_->engine, *s_->control); }
+
   int dp() const { return opt_.dp; }
   int64_t globalTokens() const { return static_cast<int64_t>(opt_.globalSequences(dp())) * opt_.model.seqLen; }
   // The rank whose loss counts: the end of the model, tensor-parallel rank 0 (the others compute the same).
@@ -297,6 +367,7 @@ class RankTrainer {
       report_.line("nothing to do: the checkpoint is already at step %d", opt_.steps);
       return;
     }
+    if (faulted_) report_.line("after the elastic recovery, on %d ranks:", s_->world.size());
     report_.line(
         "done: %lld steps, %.0f tokens/s, %.1f ms per step, exposed communication %.2f ms per step, "
         "final loss %.4f%s",
@@ -346,6 +417,10 @@ class RankTrainer {
   const Corpus& corpus_;
   Report report_;
   std::unique_ptr<Setup> s_;
+  std::unique_ptr<Comm> world_;  // the survivors' communicator after an elastic recovery
+  FlashSnapshot snapshot_;
+  std::optional<Clock::time_point> recoveredAt_;
+  bool faulted_ = false;
   AdamWConfig adam_;
   std::optional<Sampler> train_, val_;
   int64_t firstStep_ = 1;
