@@ -5,8 +5,8 @@
 #include "chorus_build_config.h"
 #include "transport/cuda/transport.h"
 #include "transport/inproc/transport.h"
-#include "transport/shm/transport.h"
 #include "transport/net/transport.h"
+#include "transport/shm/transport.h"
 
 namespace chorus::transport {
 

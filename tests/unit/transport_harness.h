@@ -25,8 +25,8 @@
 #include "base/host_id.h"
 #include "base/wait.h"
 #include "transport/inproc/transport.h"
-#include "transport/shm/transport.h"
 #include "transport/net/transport.h"
+#include "transport/shm/transport.h"
 #include "transport/transport.h"
 
 namespace chorus::transport::testing {
