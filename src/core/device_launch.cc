@@ -39,6 +39,14 @@ struct LaunchScope {
   }
 };
 
+// Makes the caller's stream of `w` wait for what its internal stream holds now; the first failing call's error.
+cudaError_t callerWaits(Work& w) {
+  cudaError_t e = cudaSetDevice(w.comm->device());
+  if (e == cudaSuccess) e = cudaEventRecord(w.ready, static_cast<cudaStream_t>(w.dev->internalStream()));
+  if (e == cudaSuccess) e = cudaStreamWaitEvent(static_cast<cudaStream_t>(w.stream), w.ready, 0);
+  return e;
+}
+
 // When a launch throws part-way, the callers' streams of the works whose kernels may have been enqueued (the
 // first `started`) still wait for the internal streams, best effort: the error already travelling is the one
 // reported.
@@ -50,11 +58,7 @@ struct CallersWait {
   ~CallersWait() {
     if (done) return;
     for (size_t i = 0; i < started; ++i) {
-      Work& w = works[i];
-      if (cudaSetDevice(w.comm->device()) != cudaSuccess || w.ready == nullptr) continue;
-      if (cudaEventRecord(w.ready, static_cast<cudaStream_t>(w.dev->internalStream())) == cudaSuccess) {
-        cudaStreamWaitEvent(static_cast<cudaStream_t>(w.stream), w.ready, 0);
-      }
+      if (works[i].ready != nullptr) callerWaits(works[i]);
     }
   }
 };
@@ -120,11 +124,7 @@ void launchDeviceCalls(const std::vector<DeviceCall>& calls) {
                              [&w](const char* what) { w.dev->trackLaunch(what); });
   }
   // 4. The caller's streams wait for them.
-  for (Work& w : works) {
-    CHORUS_CHECK_CUDA(cudaSetDevice(w.comm->device()));
-    CHORUS_CHECK_CUDA(cudaEventRecord(w.ready, static_cast<cudaStream_t>(w.dev->internalStream())));
-    CHORUS_CHECK_CUDA(cudaStreamWaitEvent(static_cast<cudaStream_t>(w.stream), w.ready, 0));
-  }
+  for (Work& w : works) CHORUS_CHECK_CUDA(callerWaits(w), "making the caller's stream wait for the kernels");
   callersWait.done = true;
 }
 
