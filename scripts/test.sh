@@ -17,7 +17,7 @@ stage "lint: clang-format and clang-tidy"
 bash scripts/lint.sh build
 
 stage "tests: default label (cpu)"
-ctest --test-dir build -L '^cpu$' -j "$jobs" --timeout 900
+ctest --test-dir build -L '^cpu$' -j "$jobs" --timeout 900 --output-on-failure
 
 stage "tests: the trainer (train)"
 ctest --test-dir build -L '^train$' -j "$jobs" --timeout 900

@@ -21,6 +21,12 @@ class ProcessWatch {
   static bool stopped(pid_t pid);
   // True when no process `pid` runs: it does not exist, or it is a zombie not reaped yet (state Z or X).
   static bool gone(pid_t pid);
+  // True when the process has begun to exit and cannot return (SIGKILL pending, or PF_EXITING on its main
+  // thread) or is gone. A killed process closes its files, which is how its peers learn of the death, before
+  // it becomes a zombie.
+  static bool exiting(pid_t pid);
+  // Waits up to `ms` for an exiting process to be gone; true when it is gone.
+  static bool awaitGone(pid_t pid, int ms);
   pid_t pid() const { return pid_; }
 
  private:

@@ -58,7 +58,10 @@ void trackOwned(const std::string& name, bool add) {
 }  // namespace
 
 int sweepSegmentsOf(pid_t pid) {
-  if (pid <= 0 || pid == getpid() || !ProcessWatch::gone(pid)) return 0;
+  if (pid <= 0 || pid == getpid()) return 0;
+  // A peer killed a moment ago has closed its sockets (which may be how this process learnt of the death) but
+  // may not be a zombie yet: wait out the rest of its exit (a few ms at most) rather than leave its segments.
+  if (!ProcessWatch::awaitGone(pid, 500)) return 0;
   // Names are /chorus-<prefix>-<pid>-<counter>-<salt> (ShmSegment::create); /dev/shm shows them without '/'.
   DIR* dir = opendir("/dev/shm");
   if (dir == nullptr) return 0;

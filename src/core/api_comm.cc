@@ -68,7 +68,7 @@ void destroyComm(Comm* c) {
   bool healthy =
       created && !c->aborted() && (c->asyncError() == Status::kSuccess || c->asyncError() == Status::kInvalidUsage);
   if (healthy) {
-    chorus::WaitContext ctx = c->waitContext("destroying the communicator");
+    chorus::WaitContext ctx = c->flushContext("destroying the communicator");
     ctx.deadline = ctx.deadline.min(chorus::Deadline::afterMs(kDestroyFlushMs));
     try {
       c->waitIdle(ctx);
@@ -328,8 +328,8 @@ chorusResult_t chorusCommFinalize(chorusComm_t comm) {
                        "the communicator was revoked: destroy it (chorusCommFinalize is invalid after "
                        "chorusCommRevoke)");
     try {
-      c->waitIdle(c->waitContext("chorusCommFinalize waiting for pending work"));
-      c->drainSends(c->waitContext("chorusCommFinalize flushing sends"));
+      c->waitIdle(c->flushContext("chorusCommFinalize waiting for pending work"));
+      c->drainSends(c->flushContext("chorusCommFinalize flushing sends"));
     } catch (const chorus::Error& e) {
       // Recorded in the communicator: the notice its destruction sends names this first cause.
       std::string msg = std::string(e.what()) + (e.status() == Status::kTimeout ? c->stalledPeers() : "");

@@ -69,6 +69,15 @@ WaitContext Comm::waitContext(std::string what) const {
   return ctx;
 }
 
+WaitContext Comm::flushContext(std::string what) const {
+  WaitContext ctx = waitContext(std::move(what));
+  if (bootstrap_) {
+    const bootstrap::Bootstrap* b = bootstrap_.get();
+    ctx.liveness = [b] { b->checkFailureNotices(); };
+  }
+  return ctx;
+}
+
 void Comm::fillWaitContext(WaitContext* ctx) const {
   ctx->deadline = Deadline::afterMs(options_.timeoutMs);
   ctx->abort = &abort_;

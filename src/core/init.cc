@@ -34,9 +34,16 @@ int resolveDevice(int device) {
 
 namespace {
 
-// Runs the set-up and records the outcome in the communicator (for non-blocking init).
+// Runs the set-up and records the outcome in the communicator (for non-blocking init). A rank whose set-up
+// fails once the bootstrap is up tells its peers why: a peer that finished its own set-up and waits on this
+// rank then fails naming the first cause (say, a third rank that died), not just this rank's departure.
 void finishSetUp(Comm* comm, std::unique_ptr<bootstrap::Bootstrap> b) {
-  comm->setUp(std::move(b));
+  try {
+    comm->setUp(std::move(b));
+  } catch (const Error& e) {
+    comm->announceFailure("rank " + std::to_string(comm->rank()) + " failed to create the communicator: " + e.what());
+    throw;
+  }
   comm->setInitResult(Status::kSuccess);
 }
 

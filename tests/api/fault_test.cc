@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,24 +34,39 @@ double secondsSince(Clock::time_point t) {
 
 constexpr int kDeadlineMs = 4000;  // CHORUS_TIMEOUT_MS of the matrix: what a stopped peer costs
 
-// Chorus shared-memory segments created by one of `pids` (their names carry the creator's pid); with
-// `remove`, unlinks them (what chorusrun does for its ranks once they have all exited).
-int segmentsOf(const std::vector<pid_t>& pids, bool remove = false) {
-  int n = 0;
+// The names of the chorus shared-memory segments in /dev/shm now.
+std::set<std::string> chorusSegments() {
+  std::set<std::string> names;
   DIR* dir = opendir("/dev/shm");
-  if (dir == nullptr) return 0;
+  if (dir == nullptr) return names;
   while (dirent* e = readdir(dir)) {
-    if (strncmp(e->d_name, "chorus-", 7) != 0) continue;
-    const char* dash = strchr(e->d_name + 7, '-');
+    if (strncmp(e->d_name, "chorus-", 7) == 0) names.insert(e->d_name);
+  }
+  closedir(dir);
+  return names;
+}
+
+// Chorus segments created by one of `pids` (their names carry the creator's pid) that were not there
+// `before` the job started: pids wrap (pid_max is 32768 here), and a segment some earlier, unrelated process
+// left may carry a pid of this job. With `remove`, unlinks them (what chorusrun does for its ranks once they
+// have all exited).
+int segmentsOf(const std::vector<pid_t>& pids, const std::set<std::string>& before, bool remove = false) {
+  int n = 0;
+  for (const std::string& name : chorusSegments()) {
+    if (before.count(name) != 0) continue;
+    const char* dash = strchr(name.c_str() + 7, '-');
     if (dash == nullptr) continue;
     long pid = strtol(dash + 1, nullptr, 10);
     for (pid_t p : pids) {
       if (p != pid) continue;
       ++n;
-      if (remove) shm_unlink((std::string("/") + e->d_name).c_str());
+      if (remove) {
+        shm_unlink(("/" + name).c_str());
+      } else {
+        fprintf(stderr, "left in /dev/shm: %s (pid %ld of the job)\n", name.c_str(), pid);
+      }
     }
   }
-  closedir(dir);
   return n;
 }
 
@@ -121,7 +137,15 @@ const bool kFaultChild = registerChild("fault", [](int rank, int nranks, const s
     if (comm != nullptr) chorusCommAbort(comm);
     return v;
   }
-  if (chorusCommInitFromEnv(&comm, nullptr) != chorusSuccess) return 2;
+  auto initStart = Clock::now();
+  chorusResult_t initRc = chorusCommInitFromEnv(&comm, nullptr);
+  if (initRc != chorusSuccess) {
+    // The victim of the connect phase dies once its own init returned: a rank still finishing its set-up
+    // then fails there, under the same rules (the right code, in time, naming the victim).
+    if (phase != "connect" || isVictim) return 2;
+    return verdict(rank, victim, fault, "init", initRc, secondsSince(initStart), chorusGetLastError(nullptr), false,
+                   tcp);
+  }
   std::vector<float> big(1 << 22, 1.0f);  // 16 MiB
   std::vector<float> small(4096, 1.0f);
   if (phase == "connect") {
@@ -203,6 +227,7 @@ int runCell(const FaultCase& c) {
   opt.timeoutSec = 60;
   opt.args = {c.phase, c.fault, c.hosts > 1 ? "tcp" : "shm"};
   opt.env["CHORUS_TIMEOUT_MS"] = std::to_string(kDeadlineMs);
+  const std::set<std::string> before = chorusSegments();
   std::vector<pid_t> pids = startChildren("fault", c.nranks, opt);
   const int victim = c.nranks - 1;
   for (int r = 0; r < c.nranks; ++r) {
@@ -220,8 +245,8 @@ int runCell(const FaultCase& c) {
   // then killed by the launcher: FIFOs it created that no peer mapped can only be swept by the launcher
   // (chorusrun does, for its ranks), as done here.
   std::vector<pid_t> survivors(pids.begin(), pids.end() - 1);
-  int left = segmentsOf(std::string(c.fault) == "stop" ? survivors : pids);
-  int victimLeft = segmentsOf({pids[victim]}, /*remove=*/true);
+  int left = segmentsOf(std::string(c.fault) == "stop" ? survivors : pids, before);
+  int victimLeft = segmentsOf({pids[victim]}, before, /*remove=*/true);
   if (victimLeft > 0) fprintf(stderr, "the stopped victim left %d segment(s), swept as chorusrun does\n", victimLeft);
   return left;
 }
