@@ -26,6 +26,10 @@ constexpr bool isP2p(CollType t) {
   return t == CollType::kAllToAll || t == CollType::kGather || t == CollType::kScatter || t == CollType::kSend ||
          t == CollType::kRecv;
 }
+// True for the collectives with a root: broadcast, reduce, gather, scatter.
+constexpr bool isRooted(CollType t) {
+  return t == CollType::kBroadcast || t == CollType::kReduce || t == CollType::kGather || t == CollType::kScatter;
+}
 // True for send and recv: one peer, nothing to tune.
 constexpr bool isSendRecv(CollType t) {
   return t == CollType::kSend || t == CollType::kRecv;
@@ -66,6 +70,8 @@ struct CollOp {
   Algo algo = Algo::kRing;
   int nChannels = 1;
   size_t chunkBytes = 0;
+  // The core's flight-recorder number of the operation (core/flight_recorder.h); executors ignore it.
+  uint64_t recordSeq = 0;
 };
 
 // Bytes that cross the busiest link per rank, for logs and tuning.

@@ -8,9 +8,6 @@ namespace {
 bool isReduction(CollType t) {
   return t == CollType::kAllReduce || t == CollType::kReduce || t == CollType::kReduceScatter;
 }
-bool isRooted(CollType t) {
-  return t == CollType::kBroadcast || t == CollType::kReduce || t == CollType::kGather || t == CollType::kScatter;
-}
 
 const char* opName(int op) {
   static const char* const kNames[] = {"sum", "prod", "max", "min", "avg"};

@@ -19,6 +19,7 @@
 #include "core/init.h"
 #include "core/job_rendezvous.h"
 #include "core/red_ops.h"
+#include "core/trace.h"
 
 using chorus::Status;
 using chorus::core::apiGuard;
@@ -99,6 +100,7 @@ void destroyComm(Comm* c) {
       if (p.hostHash == c->peers()[c->rank()].hostHash) chorus::sweepSegmentsOf(p.pid);
     }
   }
+  if (c->tracing()) chorus::core::flushTrace();
   chorus::core::commHandles().retire(c);  // its address is never reused: a stale handle stays invalid
 }
 
@@ -358,6 +360,7 @@ chorusResult_t chorusCommAbort(chorusComm_t comm) {
     if (comm == nullptr) return chorusSuccess;
     Comm* c = checkComm(comm);
     c->abort();
+    if (c->recorder() != nullptr) c->recorder()->dump("chorusCommAbort");
     if (c->initResult() == Status::kSuccess)
       c->announceFailure("rank " + std::to_string(c->rank()) + " aborted the communicator (chorusCommAbort)");
     destroyComm(c);

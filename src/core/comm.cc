@@ -19,6 +19,7 @@
 #include "core/handle_registry.h"
 #include "core/oversubscription.h"
 #include "core/topo_setup.h"
+#include "core/trace.h"
 #include "transport/fifo_geometry.h"
 
 namespace chorus::core {
@@ -101,6 +102,10 @@ void Comm::setUp(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
   bootstrap_ = std::move(bootstrap);
   CHORUS_ENFORCE_EQ(bootstrap_->rank(), rank_, "bootstrap rank");
   CHORUS_ENFORCE_EQ(bootstrap_->nranks(), nranks_, "bootstrap size");
+  commHash_ = bootstrap_->commHash();
+  recorder_ = std::make_unique<FlightRecorder>(static_cast<int>(std::min<int64_t>(param::FrSize(), 1 << 20)), rank_,
+                                               nranks_, commHash_);
+  tracing_ = traceRequested();
 
   // Tell every rank who we are.
   transport::PeerInfo self;

@@ -16,6 +16,7 @@
 #include "collectives/topo_view.h"
 #include "collectives/tuning.h"
 #include "core/connections.h"
+#include "core/flight_recorder.h"
 #include "core/worker.h"
 #include "transport/peer_info.h"
 #include "transport/table.h"
@@ -128,6 +129,13 @@ class Comm {
   void setLastError(const std::string& msg);
   std::string lastError() const;
 
+  // The flight recorder of this communicator's operations (made by setUp; records nothing at CHORUS_FR_SIZE=0).
+  FlightRecorder* recorder() const { return recorder_.get(); }
+  // True when CHORUS_TRACE_FILE asks for a trace (trace.h).
+  bool tracing() const { return tracing_; }
+  // The communicator's public name (the same on every rank), for dumps and traces.
+  uint64_t commHash() const { return commHash_; }
+
   // Pending operations (enqueued, not finished): Finalize and Destroy wait for zero.
   void opEnqueued() { pending_.fetch_add(1); }
   void opFinished() { pending_.fetch_sub(1); }
@@ -157,6 +165,9 @@ class Comm {
   coll::TuningContext tuning_;
   bool oversubscribed_ = false;
   std::string rankTag_;  // "rank R"
+  std::unique_ptr<FlightRecorder> recorder_;
+  bool tracing_ = false;
+  uint64_t commHash_ = 0;
 
   std::atomic<uint32_t> abort_{0};
   std::atomic<bool> announced_{false};

@@ -34,6 +34,11 @@ struct GroupState {
 
 thread_local GroupState group;
 
+// Gives a host operation its flight-recorder number as it is queued.
+void recordQueued(Comm* comm, coll::CollOp* op) {
+  if (FlightRecorder* fr = comm->recorder(); fr != nullptr && fr->enabled()) op->recordSeq = fr->queued(*op);
+}
+
 // Launches the calls: one launch per stream, each holding one work per communicator (ops in issue order).
 // Enqueued launches return at once; the NULL stream's launch runs here, after the others are enqueued (they
 // may be the peers it waits for).
@@ -69,6 +74,7 @@ void launch(const std::vector<PendingCall>& allCalls) {
     }
     w->ops.push_back(c.op);
     c.comm->opEnqueued();
+    recordQueued(c.comm, &w->ops.back());
   }
   for (HostStream* s : streamOrder) {
     if (s != nullptr) s->enqueue(std::move(byStream[s]));
@@ -95,13 +101,16 @@ void submit(Comm* comm, CallStream stream, const coll::CollOp& op) {
     // per-stream sorting to do.
     comm->opEnqueued();
     if (stream.host != nullptr) {
-      stream.host->enqueue({CommWork{comm, {op}}});
+      CommWork work{comm, {op}};
+      recordQueued(comm, &work.ops[0]);
+      stream.host->enqueue({std::move(work)});
       return;
     }
     // The common blocking call runs here; the work is reused, so a warm call allocates nothing.
     thread_local std::vector<CommWork> works(1);
     works[0].comm = comm;
     works[0].ops.assign(1, op);
+    recordQueued(comm, &works[0].ops[0]);
     const Failure f = executeLaunch(works);
     if (!f.ok()) f.raise();
     return;

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "base/error.h"
 #include "base/logging.h"
@@ -10,6 +11,7 @@
 #include "core/check_mode.h"
 #include "core/comm.h"
 #include "core/red_ops.h"
+#include "core/trace.h"
 
 namespace chorus::core {
 
@@ -80,6 +82,12 @@ Failure executeLaunch(const std::vector<CommWork>& works) {
   std::mutex mu;
   auto runOne = [&](const CommWork& w) {
     Failure f;
+    FlightRecorder* fr = w.comm->recorder();
+    if (fr != nullptr && fr->enabled()) {
+      for (const coll::CollOp& op : w.ops) fr->started(op.recordSeq);
+    }
+    std::optional<OpTrace> trace;
+    if (w.comm->tracing() && !w.ops.empty()) trace.emplace(w.comm->rank(), w.comm->commHash());
     try {
       executeWork(w);
     } catch (const Error& e) {
@@ -106,6 +114,12 @@ Failure executeLaunch(const std::vector<CommWork>& works) {
     } catch (const std::exception& e) {
       f = Failure{Status::kInternalError, "rank " + std::to_string(w.comm->rank()) + ": internal error: " + e.what()};
     }
+    if (fr != nullptr && fr->enabled()) {
+      for (const coll::CollOp& op : w.ops) fr->finished(op.recordSeq, f.ok());
+      // What this rank ran last, for scripts/chorus_fr.py to line up with the other ranks' dumps.
+      if (f.status == Status::kTimeout || f.status == Status::kRemoteError) fr->dump(f.message);
+    }
+    if (trace) trace->finish(w.ops[0], w.ops.size(), w.comm->nranks(), f.ok());
     if (!f.ok()) {
       w.comm->recordAsyncError(f.status, f.message);
       std::lock_guard<std::mutex> lock(mu);

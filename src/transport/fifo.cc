@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "base/futex.h"
+#include "base/wait_observer.h"
 
 namespace chorus::transport {
 namespace {
@@ -72,11 +73,14 @@ void waitOnUnnamed(FifoControl* f, const std::atomic<uint32_t>* counter, std::at
 template <typename Ready, typename Check>
 void waitOn(FifoControl* f, const std::atomic<uint32_t>* counter, std::atomic<uint32_t>* flag, const WaitContext& ctx,
             Ready ready, Check check, const char* waitingFor, const std::string& conn) {
+  WaitObserver* observer = currentWaitObserver();
+  const uint64_t start = observer != nullptr ? nowNs() : 0;
   try {
     waitOnUnnamed(f, counter, flag, ctx, ready, check);
   } catch (const Error& e) {
     rethrowNamed(e, waitingFor, conn);
   }
+  if (observer != nullptr) observer->waited(waitingFor, conn, start, nowNs());
 }
 
 template <typename Ready, typename Check>
