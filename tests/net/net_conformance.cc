@@ -8,6 +8,7 @@
 //
 //   net_conformance                 run every case
 //   net_conformance --child MODE    (internal) the peer process of the peer-death cases
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -443,6 +444,50 @@ void caseDeadline() {
   printf("    longest test() %.3f ms; closeRecv %.3f ms\n", longest * 1e3, since(t) * 1e3);
 }
 
+// pollFds, when the plugin has it: a recv comm with nothing posted names no fd; with a receive posted and no
+// message sent, its fds are not ready (the progress thread would spin); once the message is sent they become
+// ready within a second, and test() then completes the receive. A large send that fills the socket names a
+// POLLOUT fd that becomes ready as the receiver drains it.
+void casePollFds() {
+  if (net->pollFds == nullptr) {
+    printf("    pollFds: not provided (the library wakes on a timer for this plugin)\n");
+    return;
+  }
+  Pair p;
+  pollfd fds[16];
+  CHECK(net->pollFds(p.recv, fds, 16) == 0, "an idle recv comm named fds to poll");
+  const size_t n = 64;
+  Buffer s(p.send, n), r(p.recv, n);
+  fill(s.data(), n, 7);
+  void* rreq = post(false, p.recv, r.data(), n, 3, r.mr);
+  int done = 0;
+  size_t size = 0;
+  ok(net->test(rreq, &done, &size), "test");
+  CHECK(!done, "a receive completed before anything was sent");
+  int nfds = net->pollFds(p.recv, fds, 16);
+  CHECK(nfds >= 1, "a recv comm with a receive posted named no fd");
+  CHECK(poll(fds, nfds, 50) == 0, "an fd was ready before anything was sent");
+  void* sreq = post(true, p.send, s.data(), n, 3, s.mr);
+  wait(sreq);
+  nfds = net->pollFds(p.recv, fds, 16);
+  CHECK(poll(fds, nfds, 1000) >= 1, "no fd became ready within 1 s of the message");
+  CHECK(wait(rreq, 5) == n, "the receive did not complete after its fd was ready");
+  expectPattern(r.data(), n, 7, "payload");
+  // Larger than any socket buffer: the send blocks on the socket until the receiver reads.
+  const size_t big = 64u << 20;
+  Buffer bs(p.send, big), br(p.recv, big);
+  fill(bs.data(), big, 9);
+  void* bsend = post(true, p.send, bs.data(), big, 4, bs.mr);
+  ok(net->test(bsend, &done, &size), "test(send)");
+  CHECK(!done, "64 MiB left before a receive was posted");
+  nfds = net->pollFds(p.send, fds, 16);
+  CHECK(nfds >= 1, "a blocked send named no fd");
+  for (int i = 0; i < nfds; ++i) CHECK(fds[i].events & POLLOUT, "a send comm's fd waits for something else");
+  void* brecv = post(false, p.recv, br.data(), big, 4, br.mr);
+  CHECK(waitBoth(bsend, brecv) == big, "the 64 MiB message arrived short");
+  expectPattern(br.data(), big, 9, "64 MiB payload");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -468,6 +513,7 @@ int main(int argc, char** argv) {
       {"many outstanding, both directions", caseManyOutstanding},
       {"a peer that dies", [&] { casePeerDies(argv[0]); }},
       {"deadline", caseDeadline},
+      {"pollFds", casePollFds},
   };
   int failed = 0;
   for (const auto& [what, run] : cases) {

@@ -31,6 +31,7 @@
 #ifndef CHORUS_NET_H_
 #define CHORUS_NET_H_
 
+#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -99,6 +100,13 @@ typedef struct {
   chorusNetResult_t (*closeListen)(void* listenComm);
   // The message of the last error on the calling thread ("" when none).
   const char* (*lastError)(void);
+  // Optional (NULL: the library wakes on a timer, 20-200 us, while requests are outstanding). Fills up to
+  // `max` pollfd entries (fd and events) whose readiness means that a test() on this send or recv comm may now
+  // make progress: data arrived (POLLIN), a blocked send can go on (POLLOUT). Returns how many it filled (0:
+  // nothing to wait for on the network). The progress thread then sleeps in poll() until the network has
+  // something, so the first message after a pause costs a wake-up, not a timer slice. An fd must not be
+  // ready while test() would make no progress (the thread would spin).
+  int (*pollFds)(void* comm, struct pollfd* fds, int max);
 } chorusNet_v1_t;
 
 #ifdef __cplusplus

@@ -19,6 +19,10 @@ namespace {
 constexpr uint64_t kMinSliceNs = 20'000;
 constexpr uint64_t kMaxSliceNs = 200'000;
 constexpr uint64_t kIdleSleepNs = 100'000'000;  // nothing outstanding: sleep until woken (stop checks)
+// Every outstanding request's comm offered its fds (chorusNet_v1_t::pollFds): poll() wakes on the network, and
+// this bound only limits what a plugin whose fds miss an event could cost.
+constexpr uint64_t kPolledSleepNs = 10'000'000;
+constexpr int kMaxPollFdsPerComm = 16;
 constexpr uint32_t kTagMask = CHORUS_NET_MAX_TAG - 1;
 
 }  // namespace
@@ -239,9 +243,25 @@ void Proxy::sleep(uint64_t sliceNs) {
   bool moved = false;
   for (auto& c : conns_) moved |= progress(*c);
   if (!moved) {
-    pollfd p{eventFd_, POLLIN, 0};
+    // The users' eventfd, and the network's fds of every connection with requests outstanding when the plugin
+    // offers them; then the sleep lasts until something happens instead of a timer slice.
+    pollFds_.assign(1, pollfd{eventFd_, POLLIN, 0});
+    bool covered = sliceNs != kIdleSleepNs && plugin_->pollFds != nullptr;
+    for (size_t i = 0; covered && i < conns_.size(); ++i) {
+      NetConn& c = *conns_[i];
+      if (c.dead || c.requests.empty()) continue;
+      if (c.comm == nullptr) {
+        covered = false;  // accepting: no fd to wait on
+        break;
+      }
+      const size_t at = pollFds_.size();
+      pollFds_.resize(at + kMaxPollFdsPerComm);
+      const int n = plugin_->pollFds(c.comm, pollFds_.data() + at, kMaxPollFdsPerComm);
+      pollFds_.resize(at + static_cast<size_t>(n < 0 ? 0 : n));
+    }
+    if (covered) sliceNs = kPolledSleepNs;
     timespec ts{static_cast<time_t>(sliceNs / 1'000'000'000), static_cast<long>(sliceNs % 1'000'000'000)};
-    if (::ppoll(&p, 1, &ts, nullptr) > 0) {
+    if (::ppoll(pollFds_.data(), pollFds_.size(), &ts, nullptr) > 0 && (pollFds_[0].revents & POLLIN) != 0) {
       uint64_t count;
       ssize_t r = ::read(eventFd_, &count, sizeof(count));
       (void)r;

@@ -6,11 +6,14 @@
 //   receiver: accept() until the sender has connected, then an irecv into every free slot; a slot is
 //             published (tail) with the received size when its receive completes, in order.
 // Idle protocol: after CHORUS_SPIN_US without progress the thread sets the FIFO sleeping flags of the
-// connections that wait only on their user and sleeps on an eventfd the user ends write to; while requests
-// are outstanding on the network it sleeps in slices of 20 us growing to 200 us (a plugin offers nothing to
-// poll), so an idle receiver costs up to 5000 wake-ups a second and the first message after a pause up to
-// 200 us (measured before this bound: 1 ms slices made a 64 KiB all-reduce between two namespaces take 6 ms).
+// connections that wait only on their user and sleeps in poll() on an eventfd the user ends write to and on
+// the fds the plugin names for every connection with requests outstanding (chorusNet_v1_t::pollFds): a
+// message wakes it when it arrives. A plugin without pollFds (UCX today), or a receiver still accepting,
+// makes it sleep in slices of 20 us growing to 200 us instead, so that the first message after a pause costs
+// up to 200 us (1 ms slices once made a 64 KiB all-reduce between two namespaces take 6 ms).
 #pragma once
+
+#include <poll.h>
 
 #include <atomic>
 #include <deque>
@@ -87,6 +90,7 @@ class Proxy {
   std::vector<std::shared_ptr<NetConn>> incoming_;
   std::atomic<bool> hasIncoming_{false};
   std::vector<std::shared_ptr<NetConn>> conns_;  // proxy thread only
+  std::vector<pollfd> pollFds_;                  // proxy thread only: what sleep() waits on
 };
 
 }  // namespace chorus::transport::net

@@ -380,6 +380,25 @@ chorusNetResult_t test(void* request, int* done, size_t* size) {
   return chorusNetSuccess;
 }
 
+// The streams that wait on their socket: each with a request to move, not at its end, and (receiving
+// streams after the first) with the size of that request known, since until then they wait on stream 0.
+int pollFds(void* comm, pollfd* fds, int max) {
+  Comm* c = static_cast<Comm*>(comm);
+  if (c->broken != chorusNetSuccess) return 0;
+  int n = 0;
+  for (uint32_t s = 0; s < c->streams.size() && n < max; ++s) {
+    const Stream& st = c->streams[s];
+    const Request* r = at(c, st.index);
+    if (r == nullptr || st.eof || st.fd < 0) continue;
+    if (!c->send && s > 0 && !r->headerKnown) continue;
+    fds[n].fd = st.fd;
+    fds[n].events = c->send ? POLLOUT : POLLIN;
+    fds[n].revents = 0;
+    ++n;
+  }
+  return n;
+}
+
 chorusNetResult_t closeComm(void* comm) {
   delete static_cast<Comm*>(comm);
   return chorusNetSuccess;
@@ -396,9 +415,9 @@ const char* lastError() {
 
 }  // namespace
 
-const chorusNet_v1_t kPlugin = {kName,  init,      devices,   getProperties, listen,   connect,
-                                accept, regMr,     deregMr,   isend,         irecv,    iflush,
-                                test,   closeComm, closeComm, closeListen,   lastError};
+const chorusNet_v1_t kPlugin = {kName,  init,      devices,   getProperties, listen,    connect,
+                                accept, regMr,     deregMr,   isend,         irecv,     iflush,
+                                test,   closeComm, closeComm, closeListen,   lastError, pollFds};
 
 }  // namespace chorus::netplugin::sock
 

@@ -488,4 +488,5 @@ extern "C" __attribute__((visibility("default"))) const chorusNet_v1_t chorusNet
     chorus::netplugin::ucx::closeComm,
     chorus::netplugin::ucx::closeListen,
     chorus::netplugin::ucx::lastError,
+    nullptr,  // pollFds: UCX wakes the proxy by its timer (ucp_worker_get_efd would do; not wired yet)
 };
