@@ -85,7 +85,10 @@ void installSignalDump() {
     if (pipe(signalPipe) != 0) return;
     std::thread([sig] {
       char b;
-      while (read(signalPipe[0], &b, 1) >= 0) {
+      for (;;) {
+        const ssize_t n = read(signalPipe[0], &b, 1);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
         FlightRecorder::dumpAll(std::string("signal ") + strsignal(sig) + " (CHORUS_FR_SIGNAL)");
       }
     }).detach();

@@ -47,8 +47,10 @@ class TraceFile {
     if (f_ != nullptr) fflush(f_);
   }
 
-  ~TraceFile() {
+  // Ends the array and closes the file (at exit); events written after it are dropped.
+  void close() {
     std::lock_guard<std::mutex> lock(mu_);
+    failed_ = true;
     if (f_ == nullptr) return;
     fprintf(f_, "{\"name\":\"chorus\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"end\":true}}\n]\n", firstRank_);
     fclose(f_);
@@ -120,9 +122,15 @@ class TraceFile {
   RankSet namedRanks_;
 };
 
+// Never destroyed: a stream thread may still finish an operation while the process exits; the file is
+// closed by an exit handler instead, after which events are dropped.
 TraceFile& traceFile() {
-  static TraceFile file;  // closed by its destructor at exit
-  return file;
+  static TraceFile* file = [] {
+    auto* f = new TraceFile;
+    std::atexit([] { traceFile().close(); });
+    return f;
+  }();
+  return *file;
 }
 
 // Escapes what JSON needs in a connection name (they hold only printable ASCII, but be safe).
