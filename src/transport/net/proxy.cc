@@ -249,11 +249,12 @@ void Proxy::sleep(uint64_t sliceNs) {
     bool covered = sliceNs != kIdleSleepNs && plugin_->pollFds != nullptr;
     for (size_t i = 0; covered && i < conns_.size(); ++i) {
       NetConn& c = *conns_[i];
-      if (c.dead || c.requests.empty()) continue;
+      if (c.dead) continue;
       if (c.comm == nullptr) {
-        covered = false;  // accepting: no fd to wait on
+        covered = false;  // accepting: no fd to wait on, accept() is tried each slice
         break;
       }
+      if (c.requests.empty()) continue;
       const size_t at = pollFds_.size();
       pollFds_.resize(at + kMaxPollFdsPerComm);
       const int n = plugin_->pollFds(c.comm, pollFds_.data() + at, kMaxPollFdsPerComm);
