@@ -19,7 +19,8 @@ namespace {
 
 // ---- layout and values -------------------------------------------------------------------------------------
 
-// NCCL 2.28.9's ncclConfig_t, offset by offset (nccl.h); libnccl.so.2's test compares with the real header.
+// NCCL 2.28.9's ncclConfig_t, offset by offset; tests/nccl_compat/nccl_abi_check.c compares every value and offset
+// with the toolkit's own nccl.h.
 static_assert(offsetof(chorusConfig_t, size) == 0);
 static_assert(offsetof(chorusConfig_t, magic) == 8);
 static_assert(offsetof(chorusConfig_t, version) == 12);
