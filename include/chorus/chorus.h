@@ -326,7 +326,9 @@ CHORUS_API chorusResult_t chorusCommInitFromEnv(chorusComm_t* comm, chorusConfig
 /**
  * Splits `comm` into sub-communicators: ranks that pass the same color form one, ordered by key (ties by
  * their rank in comm). A rank that passes CHORUS_SPLIT_NOCOLOR takes part in the call and gets *newcomm ==
- * NULL. Collective over comm. config NULL inherits comm's options.
+ * NULL. Collective over comm. config NULL inherits comm's options. Inside chorusGroupStart/chorusGroupEnd (as
+ * NCCL) the split is deferred: *newcomm stays NULL until the outermost chorusGroupEnd creates it (newcomm must stay
+ * valid until then), so that one thread may split every rank of a communicator it drives.
  */
 CHORUS_API chorusResult_t chorusCommSplit(chorusComm_t comm, int color, int key, chorusComm_t* newcomm,
                                           chorusConfig_t* config);
@@ -334,7 +336,7 @@ CHORUS_API chorusResult_t chorusCommSplit(chorusComm_t comm, int color, int key,
 /**
  * Creates a communicator of the ranks of `comm` not listed in excludeRanksList. Only the surviving ranks
  * call it. With CHORUS_SHRINK_ABORT, pending work on comm is aborted first, so it may be used after a peer
- * failed.
+ * failed. Inside a group it is deferred to the outermost chorusGroupEnd, as chorusCommSplit.
  */
 CHORUS_API chorusResult_t chorusCommShrink(chorusComm_t comm, int* excludeRanksList, int excludeRanksCount,
                                            chorusComm_t* newcomm, chorusConfig_t* config, int shrinkFlags);

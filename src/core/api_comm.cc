@@ -104,6 +104,46 @@ void destroyComm(Comm* c) {
   chorus::core::commHandles().retire(c);  // its address is never reused: a stale handle stays invalid
 }
 
+// A split's exchange over the parent's bootstrap and the child's creation: every rank learns every (color, key);
+// the members of my color, sorted by (key, parent rank), form the child. NULL for CHORUS_SPLIT_NOCOLOR.
+chorusComm_t splitComm(Comm* parent, int color, int key, const CommOptions& options) {
+  struct Entry {
+    int32_t color, key, rank;
+  };
+  std::vector<Entry> all(parent->nranks());
+  all[parent->rank()] = {color, key, parent->rank()};
+  uint64_t tag = parent->nextChildTag();
+  chorus::WaitContext ctx = parent->waitContext("chorusCommSplit exchange");
+  if (parent->revoked()) ctx.abort = nullptr;  // a revoked communicator may still be split
+  parent->bootstrap().allgather(all.data(), sizeof(Entry), ctx);
+  if (color == CHORUS_SPLIT_NOCOLOR) return nullptr;
+  std::vector<Entry> mine;
+  for (const Entry& e : all) {
+    if (e.color == color) mine.push_back(e);
+  }
+  std::stable_sort(mine.begin(), mine.end(),
+                   [](const Entry& a, const Entry& b) { return a.key != b.key ? a.key < b.key : a.rank < b.rank; });
+  std::vector<int> members;
+  for (const Entry& e : mine) members.push_back(e.rank);
+  auto child = parent->bootstrap().subset(members, (tag << 32) ^ static_cast<uint32_t>(color));
+  return reinterpret_cast<chorusComm_t>(chorus::core::initFromBootstrap(std::move(child), options));
+}
+
+// A shrink's child: the ranks of parent not excluded, in their order; only they call it.
+chorusComm_t shrinkComm(Comm* parent, const std::vector<bool>& excluded, const CommOptions& options) {
+  std::vector<int> members;
+  uint64_t h = 0;
+  for (int r = 0; r < parent->nranks(); ++r) {
+    if (!excluded[r])
+      members.push_back(r);
+    else
+      h = h * 1315423911u + static_cast<uint64_t>(r) + 1;
+  }
+  uint64_t tag = (parent->nextChildTag() << 32) ^ (h & 0xffffffffu) ^ 0x5348524bull;  // "SHRK"
+  return reinterpret_cast<chorusComm_t>(
+      chorus::core::initFromBootstrap(parent->bootstrap().subset(members, tag), options));
+}
+
 }  // namespace
 
 extern "C" {
@@ -238,36 +278,20 @@ chorusResult_t chorusCommInitFromEnv(chorusComm_t* comm, chorusConfig_t* config)
 }
 
 chorusResult_t chorusCommSplit(chorusComm_t comm, int color, int key, chorusComm_t* newcomm, chorusConfig_t* config) {
-  Comm* parent = nullptr;
   return apiGuard("chorusCommSplit", nullptr, [&] {
-    parent = checkComm(comm);
+    Comm* parent = checkComm(comm);
     CHORUS_CHECK_ARG(newcomm != nullptr, "newcomm is NULL");
     *newcomm = nullptr;
     CHORUS_CHECK_ARG(color >= 0 || color == CHORUS_SPLIT_NOCOLOR, "color must be >= 0 or CHORUS_SPLIT_NOCOLOR, not ",
                      color);
-    CommOptions options = chorus::core::resolveOptions(config, &parent->options());
-    // Everyone learns everyone's (color, key); members of my color sorted by (key, parent rank).
-    struct Entry {
-      int32_t color, key, rank;
-    };
-    std::vector<Entry> all(parent->nranks());
-    all[parent->rank()] = {color, key, parent->rank()};
-    uint64_t tag = parent->nextChildTag();
-    chorus::WaitContext ctx = parent->waitContext("chorusCommSplit exchange");
-    if (parent->revoked()) ctx.abort = nullptr;  // a revoked communicator may still be split
-    parent->bootstrap().allgather(all.data(), sizeof(Entry), ctx);
-    if (color == CHORUS_SPLIT_NOCOLOR) return chorusSuccess;
-    std::vector<Entry> mine;
-    for (const Entry& e : all) {
-      if (e.color == color) mine.push_back(e);
+    const CommOptions options = chorus::core::resolveOptions(config, &parent->options());
+    // Inside a group, NCCL's deferred split: *newcomm stays NULL until the outermost chorusGroupEnd makes it.
+    if (chorus::core::inGroup()) {
+      chorus::core::deferCreation(parent, "chorusCommSplit",
+                                  [=] { *newcomm = splitComm(parent, color, key, options); });
+    } else {
+      *newcomm = splitComm(parent, color, key, options);
     }
-    std::stable_sort(mine.begin(), mine.end(),
-                     [](const Entry& a, const Entry& b) { return a.key != b.key ? a.key < b.key : a.rank < b.rank; });
-    std::vector<int> members;
-    for (const Entry& e : mine) members.push_back(e.rank);
-    auto child = parent->bootstrap().subset(members, (tag << 32) ^ static_cast<uint32_t>(color));
-    Comm* c = chorus::core::initFromBootstrap(std::move(child), options);
-    *newcomm = reinterpret_cast<chorusComm_t>(c);
     return chorusSuccess;
   });
 }
@@ -290,18 +314,14 @@ chorusResult_t chorusCommShrink(chorusComm_t comm, int* excludeRanksList, int ex
     }
     CHORUS_CHECK_USAGE(!excluded[parent->rank()], "the calling rank is in excludeRanksList");
     if (shrinkFlags == CHORUS_SHRINK_ABORT) parent->abort();
-    std::vector<int> members;
-    uint64_t h = 0;
-    for (int r = 0; r < parent->nranks(); ++r) {
-      if (!excluded[r])
-        members.push_back(r);
-      else
-        h = h * 1315423911u + static_cast<uint64_t>(r) + 1;
+    const CommOptions options = chorus::core::resolveOptions(config, &parent->options());
+    // Inside a group, deferred to the outermost chorusGroupEnd as NCCL does (as chorusCommSplit).
+    if (chorus::core::inGroup()) {
+      chorus::core::deferCreation(parent, "chorusCommShrink",
+                                  [=] { *newcomm = shrinkComm(parent, excluded, options); });
+    } else {
+      *newcomm = shrinkComm(parent, excluded, options);
     }
-    CommOptions options = chorus::core::resolveOptions(config, &parent->options());
-    uint64_t tag = (parent->nextChildTag() << 32) ^ (h & 0xffffffffu) ^ 0x5348524bull;  // "SHRK"
-    Comm* c = chorus::core::initFromBootstrap(parent->bootstrap().subset(members, tag), options);
-    *newcomm = reinterpret_cast<chorusComm_t>(c);
     return chorusSuccess;
   });
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <thread>
 #include <vector>
 
 #include "base/error.h"
@@ -24,10 +25,17 @@ struct PendingCall {
   coll::CollOp op;
 };
 
+struct Creation {
+  Comm* parent;
+  const char* api;
+  std::function<void()> create;
+};
+
 struct GroupState {
   int depth = 0;
   std::vector<PendingCall> calls;
-  std::vector<Comm*> inits;  // communicators created inside the group (deferInit)
+  std::vector<Comm*> inits;         // communicators created inside the group (deferInit)
+  std::vector<Creation> creations;  // split and shrink inside the group (deferCreation)
   Status firstError = Status::kSuccess;
   std::string firstMessage;
 };
@@ -126,7 +134,50 @@ void deferInit(Comm* comm) {
   group.inits.push_back(comm);
 }
 
+void deferCreation(Comm* parent, const char* api, std::function<void()> create) {
+  group.creations.push_back(Creation{parent, api, std::move(create)});
+}
+
 namespace {
+
+// Runs the creations deferred in a group: one thread per parent communicator (the last on the calling thread), its
+// creations in issue order, since they take turns on its bootstrap as the ranks' calls must match. Returns the
+// first failure (its message, naming the call, in *error), else kSuccess.
+Status runCreations(const std::vector<Creation>& creations, std::string* error) {
+  std::vector<Comm*> parents;
+  for (const Creation& c : creations) {
+    if (std::find(parents.begin(), parents.end(), c.parent) == parents.end()) parents.push_back(c.parent);
+  }
+  std::vector<Status> status(parents.size(), Status::kSuccess);
+  std::vector<std::string> messages(parents.size());
+  auto runParent = [&](size_t p) {
+    for (const Creation& c : creations) {
+      if (c.parent != parents[p]) continue;
+      try {
+        c.create();
+      } catch (const Error& e) {
+        status[p] = e.status();
+        messages[p] = std::string(c.api) + ": " + e.what();
+        return;
+      } catch (const std::exception& e) {
+        status[p] = Status::kInternalError;
+        messages[p] = std::string(c.api) + ": internal error: " + e.what();
+        return;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t p = 0; p + 1 < parents.size(); ++p) threads.emplace_back(runParent, p);
+  if (!parents.empty()) runParent(parents.size() - 1);
+  for (auto& t : threads) t.join();
+  for (size_t p = 0; p < parents.size(); ++p) {
+    if (status[p] != Status::kSuccess) {
+      *error = messages[p];
+      return status[p];
+    }
+  }
+  return Status::kSuccess;
+}
 
 // Waits for the inits started inside a group; returns the first failure of a blocking one (its message in
 // *error), else kInProgress when a non-blocking one is still being created, else kSuccess.
@@ -167,6 +218,12 @@ bool groupSimulateEnd(double* estimatedUs, Status* firstError, std::string* erro
     *firstError = inits;
     return false;
   }
+  const Status created = runCreations(state.creations, error);
+  if (created != Status::kSuccess) {
+    *firstError = created;
+    *error = "a communicator created in the group failed: " + *error;
+    return false;
+  }
   if (state.firstError != Status::kSuccess) {
     *firstError = state.firstError;
     *error = "a call in the group failed: " + state.firstMessage;
@@ -191,6 +248,7 @@ Status groupEnd() {
   if (--group.depth > 0) return Status::kSuccess;
   std::vector<PendingCall> calls = std::move(group.calls);
   std::vector<Comm*> created = std::move(group.inits);
+  std::vector<Creation> creations = std::move(group.creations);
   Status first = group.firstError;
   std::string msg = std::move(group.firstMessage);
   group = GroupState{};
@@ -199,6 +257,9 @@ Status groupEnd() {
   if (inits != Status::kSuccess && inits != Status::kInProgress) {
     CHORUS_THROW(inits, "a communicator created in the group failed: ", initError);
   }
+  std::string creationError;
+  const Status made = runCreations(creations, &creationError);
+  if (made != Status::kSuccess) CHORUS_THROW(made, "a communicator created in the group failed: ", creationError);
   if (first != Status::kSuccess) CHORUS_THROW(first, "a call in the group failed, nothing was launched: ", msg);
   launch(calls);
   return inits;

@@ -3,6 +3,7 @@
 // per stream, one launch whose works (one per communicator) run together.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "base/status.h"
@@ -38,6 +39,12 @@ bool groupSimulateEnd(double* estimatedUs, Status* firstError, std::string* erro
 // groupSimulateEnd) waits for the init of the blocking ones and reports the first failure; with a non-blocking
 // one, groupEnd returns kInProgress.
 void deferInit(Comm* comm);
+// A communicator made from `parent` inside a group (chorusCommSplit, chorusCommShrink), deferred as NCCL defers
+// them: `create` (which writes the caller's *newcomm) runs at the outermost groupEnd (or groupSimulateEnd), after the
+// group's inits and before its calls, so that one thread may split every rank of a communicator it drives. The
+// creations of one parent run in issue order, those of different parents at once (each waits for its peers' calls,
+// which this thread may be making for other ranks); groupEnd throws the first failure, naming `api`.
+void deferCreation(Comm* parent, const char* api, std::function<void()> create);
 // Records an error of a call made inside a group: groupEnd throws the first one.
 void recordGroupError(Status s, const std::string& msg);
 bool inGroup();

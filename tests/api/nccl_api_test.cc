@@ -575,6 +575,91 @@ TEST(InitInGroup, AFailedCreationIsTheGroupsError) {
   for (chorusComm_t c : comms) chorusCommDestroy(c);
 }
 
+// NCCL defers chorusCommSplit and chorusCommShrink inside a group as it does init: one thread splits every rank of
+// a communicator it drives (two splits of each parent in one group, in issue order), then shrinks them.
+TEST(InitInGroup, OneThreadSplitsAndShrinksEveryRank) {
+  const int n = 4;
+  std::vector<chorusComm_t> comms = initAll(n);
+  std::vector<chorusComm_t> parity(n, nullptr), halves(n, nullptr);
+  ASSERT_EQ(chorusGroupStart(), chorusSuccess);
+  for (int r = 0; r < n; ++r) {
+    parity[r] = reinterpret_cast<chorusComm_t>(0x1);
+    ASSERT_EQ(chorusCommSplit(comms[r], r % 2, -r, &parity[r], nullptr), chorusSuccess);
+    EXPECT_EQ(parity[r], nullptr);  // NULL until the group ends, as NCCL's
+    // Rank 0 stays out of the second split.
+    ASSERT_EQ(chorusCommSplit(comms[r], r == 0 ? CHORUS_SPLIT_NOCOLOR : r / 2, r, &halves[r], nullptr), chorusSuccess);
+  }
+  ASSERT_EQ(chorusGroupEnd(), chorusSuccess) << chorusGetLastError(nullptr);
+  EXPECT_EQ(halves[0], nullptr);
+  std::vector<int> sumParity(n, -1), sumHalf(n, -1), in(n);
+  ASSERT_EQ(chorusGroupStart(), chorusSuccess);
+  for (int r = 0; r < n; ++r) {
+    ASSERT_NE(parity[r], nullptr) << r;
+    int count = 0, rank = -1;
+    ASSERT_EQ(chorusCommCount(parity[r], &count), chorusSuccess);
+    ASSERT_EQ(chorusCommUserRank(parity[r], &rank), chorusSuccess);
+    EXPECT_EQ(count, 2);
+    EXPECT_EQ(rank, r < 2 ? 1 : 0) << r;  // key -r: the higher parent rank comes first
+    in[r] = r + 1;
+    ASSERT_EQ(chorusAllReduce(&in[r], &sumParity[r], 1, chorusInt32, chorusSum, parity[r], nullptr), chorusSuccess);
+    if (r > 0) {
+      ASSERT_NE(halves[r], nullptr) << r;
+      ASSERT_EQ(chorusAllReduce(&in[r], &sumHalf[r], 1, chorusInt32, chorusSum, halves[r], nullptr), chorusSuccess);
+    }
+  }
+  ASSERT_EQ(chorusGroupEnd(), chorusSuccess) << chorusGetLastError(nullptr);
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(sumParity[r], r % 2 == 0 ? 1 + 3 : 2 + 4) << r;
+    if (r > 0) {
+      EXPECT_EQ(sumHalf[r], r == 1 ? 2 : 3 + 4) << r;
+    }
+  }
+  // Shrink: ranks 0-2 drop rank 3, from one thread.
+  std::vector<chorusComm_t> shrunk(n - 1, nullptr);
+  const int excluded = n - 1;
+  ASSERT_EQ(chorusGroupStart(), chorusSuccess);
+  for (int r = 0; r < n - 1; ++r) {
+    ASSERT_EQ(chorusCommShrink(comms[r], const_cast<int*>(&excluded), 1, &shrunk[r], nullptr, CHORUS_SHRINK_DEFAULT),
+              chorusSuccess);
+  }
+  ASSERT_EQ(chorusGroupEnd(), chorusSuccess) << chorusGetLastError(nullptr);
+  std::vector<int> max(n - 1, -1);
+  ASSERT_EQ(chorusGroupStart(), chorusSuccess);
+  for (int r = 0; r < n - 1; ++r) {
+    ASSERT_NE(shrunk[r], nullptr);
+    ASSERT_EQ(chorusAllReduce(&in[r], &max[r], 1, chorusInt32, chorusMax, shrunk[r], nullptr), chorusSuccess);
+  }
+  ASSERT_EQ(chorusGroupEnd(), chorusSuccess) << chorusGetLastError(nullptr);
+  for (int r = 0; r < n - 1; ++r) EXPECT_EQ(max[r], n - 1);
+  for (auto* list : {&parity, &halves, &shrunk}) {
+    for (chorusComm_t c : *list) {
+      if (c != nullptr) {
+        EXPECT_EQ(chorusCommDestroy(c), chorusSuccess);
+      }
+    }
+  }
+  destroyAll(comms);
+}
+
+// A deferred split that fails (a rank of the parent never joins) is the group's error, naming the call.
+TEST(InitInGroup, AFailedSplitIsTheGroupsError) {
+  chorusUniqueId id;
+  ASSERT_EQ(chorusGetUniqueId(&id), chorusSuccess);
+  std::vector<chorusComm_t> comms(2, nullptr);
+  chorusConfig_t config = CHORUS_CONFIG_INITIALIZER;
+  config.timeoutMs = 300;
+  onThreads(2, [&](int r) { EXPECT_EQ(chorusCommInitRankConfig(&comms[r], 2, id, r, &config), chorusSuccess); });
+  chorusComm_t child = nullptr;
+  ASSERT_EQ(chorusGroupStart(), chorusSuccess);
+  ASSERT_EQ(chorusCommSplit(comms[0], 0, 0, &child, nullptr), chorusSuccess);  // rank 1 never splits
+  const chorusResult_t end = chorusGroupEnd();
+  EXPECT_TRUE(end == chorusTimeout || end == chorusRemoteError) << end;
+  const std::string msg = chorusGetLastError(nullptr);
+  EXPECT_NE(msg.find("chorusCommSplit"), std::string::npos) << msg;
+  EXPECT_EQ(child, nullptr);
+  for (chorusComm_t c : comms) chorusCommAbort(c);
+}
+
 // ---- windows -------------------------------------------------------------------------------------------------
 
 TEST(Windows, RegisterCheckAndDeregisterCollectively) {
