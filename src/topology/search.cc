@@ -55,7 +55,6 @@ class Searcher {
     } else {
       r.stitched = true;
       best = searchStitched(r.gpus, &r.typeIntra);
-      r.typeInter = PathType::kNet;
     }
     if (best.orders.empty()) best = fallback(r.gpus, connected);
     r.speed = best.speed;
@@ -70,6 +69,7 @@ class Searcher {
       ch.bottleneck = aloneBottleneck(ch.hops);
       r.rings.push_back(std::move(ch));
     }
+    if (r.stitched) r.typeInter = interType(r);
     buildTrees(&r);
     r.tuning = TuningInputs(summary(r));
     CHORUS_LOG_INFO(kGraph, "search: ", r.rings.size(), " ring channel(s) of ", r.gpus.size(), " GPU(s), type ",
@@ -78,6 +78,24 @@ class Searcher {
   }
 
  private:
+  // NCCL's typeInter: the worst path between a GPU and the NIC its host's chain enters or leaves by (PIX when
+  // every chain starts and ends at a NIC on its GPU's own switch). NCCL's graph files name it with a path type
+  // (LOC .. SYS), which CHORUS_GRAPH_DUMP_FILE writes.
+  PathType interType(const SearchResult& r) const {
+    PathType worst = PathType::kLoc;
+    for (const RingChannel& ch : r.rings) {
+      size_t h = 0;
+      for (size_t i = 0; i < ch.order.size() && h < ch.nets.size(); ++i) {
+        const int gpu = r.gpus[ch.order[i]];
+        const bool first = i == 0 || g_.node(r.gpus[ch.order[i - 1]]).host != g_.node(gpu).host;
+        const bool last = i + 1 == ch.order.size() || g_.node(r.gpus[ch.order[i + 1]]).host != g_.node(gpu).host;
+        if (first) worst = std::max(worst, p_.get(gpu, ch.nets[h].first).type);
+        if (last) worst = std::max(worst, p_.get(gpu, ch.nets[h++].second).type);
+      }
+    }
+    return worst;
+  }
+
   double aloneBottleneck(const std::vector<Hop>& hops) const {
     std::map<std::pair<int, int>, int> uses;
     for (const Hop& h : hops) ++uses[{h.from, h.link}];

@@ -153,6 +153,8 @@ void checkMultiNodeRings(const Graph& g, const SearchResult& r, int hosts, const
     return std::find(closestOf[gpu].begin(), closestOf[gpu].end(), net) != closestOf[gpu].end();
   };
   const int n = static_cast<int>(r.gpus.size());
+  Paths paths(g);
+  PathType worstEndPath = PathType::kLoc;
   std::map<int, std::set<int>> entries;  // host -> NETs channels enter by
   std::map<std::pair<int, int>, double> load;
   for (const auto& ring : r.rings) {
@@ -174,8 +176,10 @@ void checkMultiNodeRings(const Graph& g, const SearchResult& r, int hosts, const
         EXPECT_TRUE(closeTo(here, ring.nets[segment].first))
             << what << ": enters by a NIC not closest to " << g.label(here);
         entries[g.node(here).host].insert(ring.nets[segment].first);
+        worstEndPath = std::max(worstEndPath, paths.get(here, ring.nets[segment].first).type);
       }
       if (last) {
+        worstEndPath = std::max(worstEndPath, paths.get(here, ring.nets[segment].second).type);
         EXPECT_TRUE(closeTo(here, ring.nets[segment].second))
             << what << ": leaves by a NIC not closest to " << g.label(here);
         ++segment;
@@ -189,6 +193,10 @@ void checkMultiNodeRings(const Graph& g, const SearchResult& r, int hosts, const
   }
   for (const auto& [key, bw] : load)
     EXPECT_LE(bw, g.node(key.first).links[key.second].bw * (1 + 1e-6)) << what << ": " << g.label(key.first);
+  // typeInter is NCCL's: the worst path between a chain's end GPUs and their NICs, a type NCCL's graph files
+  // can name (LOC .. SYS).
+  EXPECT_EQ(r.typeInter, worstEndPath) << what << ": typeInter " << pathTypeName(r.typeInter);
+  EXPECT_LE(r.typeInter, PathType::kSys) << what;
   for (const auto& [host, nets] : entries) {
     std::set<int> paired;  // every NIC some GPU of the host is closest to
     for (const GpuNic& p : r.gpuNics)
