@@ -51,6 +51,9 @@ const std::vector<Variant>& variants() {
       {"pcie_2s_8gpu_classonly.xml", {"gpu=v100-sxm2", "nic=ib-edr100", "nic=eth-100g"}},
       {"pcie_2s_8gpu_classonly.xml", {"gpu=v100-sxm2", "nic=ib-edr100"}},
       {"dgx_a100.xml", {"gpu=a100-sxm4,nvswitch", "nic=ib-hdr200"}},  // described: --assume changes nothing
+      {"hyperv_vm_8gpu_classonly.xml", {}},
+      {"hyperv_vm_8gpu_classonly.xml", {"gpu=h100-sxm5,nvswitch", "nic=ib-ndr400"}},
+      {"hyperv_vm_8gpu_classonly.xml", {"gpu=h100-sxm5,nvswitch", "nic=eth-400g"}},
   };
   return kVariants;
 }

@@ -27,7 +27,8 @@ const char* const kFixtures[] = {"dgx_a100.xml",
                                  "nvlink_pairs_4gpu.xml",
                                  "cpu_2numa_nogpu.xml",
                                  "nvswitch_vm_8gpu_classonly.xml",
-                                 "pcie_2s_8gpu_classonly.xml"};
+                                 "pcie_2s_8gpu_classonly.xml",
+                                 "hyperv_vm_8gpu_classonly.xml"};
 
 TEST(TopoXml, FixturesRoundTripToTheSameGraph) {
   for (const char* name : kFixtures) {
@@ -38,6 +39,35 @@ TEST(TopoXml, FixturesRoundTripToTheSameGraph) {
     EXPECT_EQ(first.canonical(), second.canonical()) << name;
     EXPECT_EQ(writeXml(parseXml(written, "again")), written) << name;
   }
+}
+
+// A Hyper-V guest's file: bus ids with PCI domains under a made-up switch id, and a virtual function with an empty
+// link speed and width 0, which NCCL reads as x16 at its fallback speed (Gen3): 16 x 8 GT/s / 80 = 12 GB/s (the
+// device is not dropped, and its link does not become 0).
+TEST(TopoXml, DomainBusIdsAndAnUnknownLinkReadAsNcclReadsThem) {
+  Graph g = loadTopoFile(fixture("hyperv_vm_8gpu_classonly.xml"));
+  int64_t bus = -1;
+  ASSERT_TRUE(parseBusId("2a4c:00:02.0", &bus));
+  const int vf = g.findByBusId(0, bus);
+  ASSERT_GE(vf, 0);
+  EXPECT_TRUE(g.isClassOnlyDevice(vf));
+  int pciLinks = 0;
+  for (const Link& l : g.node(vf).links) {
+    if (l.type != LinkType::kPci) continue;
+    ++pciLinks;
+    EXPECT_DOUBLE_EQ(l.bw, 12.0);
+  }
+  EXPECT_EQ(pciLinks, 1);
+  int classOnly = 0;
+  for (const char* id : {"0001:00:00.0", "0008:00:00.0", "0101:00:00.0", "0108:00:00.0", "a0b1:00:00.0"}) {
+    ASSERT_TRUE(parseBusId(id, &bus)) << id;
+    const int node = g.findByBusId(0, bus);
+    ASSERT_GE(node, 0) << id;
+    classOnly += g.isClassOnlyDevice(node) ? 1 : 0;
+    // GPUs and HCAs sit under their switch, the NVMe disk straight under its CPU.
+    EXPECT_EQ(g.parentSwitch(node) >= 0, std::string(id) != "a0b1:00:00.0") << id;
+  }
+  EXPECT_EQ(classOnly, 5);
 }
 
 TEST(TopoXml, FixturesHaveTheirPublishedShape) {
