@@ -28,8 +28,11 @@ chorusConfig_t fromNccl(const ncclConfig_t* config, int device) {
       c.magic = 0;  // not a config: Chorus says so
     } else {
       std::memcpy(static_cast<void*>(&c), config, std::min<size_t>(size, CHORUS_CONFIG_NCCL_BYTES));
-      c.size = sizeof(c);
     }
+    // A valid config also carries `device` (beyond NCCL's bytes); one Chorus rejects keeps the caller's size (at
+    // most NCCL's), so that the message names the struct the caller passed, not this one.
+    const bool valid = c.magic == CHORUS_CONFIG_MAGIC;
+    c.size = valid ? sizeof(c) : std::min<size_t>(size, CHORUS_CONFIG_NCCL_BYTES);
   }
   c.device = device;
   return c;

@@ -167,6 +167,14 @@ static int battery(ncclComm_t comm, int rank, int n) {
   CHECK(hr == ncclSuccess && members == (n - rank % 2 + 1) / 2, "split: %d members", members);
   NCCL(ncclCommDestroy(half));
 
+  /* A config that was not initialized: rejected, the message naming the caller's struct (NCCL's 80 bytes). */
+  ncclConfig_t uninit = NCCL_CONFIG_INITIALIZER;
+  uninit.magic = 0;
+  ncclComm_t none = NULL;
+  ncclResult_t ur = ncclCommSplit(comm, 0, rank, &none, &uninit);
+  CHECK(ur == ncclInvalidArgument && none == NULL, "a split with an uninitialized config gives %d", (int)ur);
+  CHECK(strstr(ncclGetLastError(NULL), "size 80, magic 0x0") != NULL, "last error: %s", ncclGetLastError(NULL));
+
   /* Errors: NCCL's codes, and a message naming the argument. */
   ncclResult_t bad = ncclAllReduce(in, out, kCount, ncclNumTypes, ncclSum, comm, NULL);
   CHECK(bad == ncclInvalidArgument, "a bad datatype gives %d", (int)bad);
