@@ -1,13 +1,15 @@
 // The network plugin conformance suite (transport/net/net.h): one program, run once per plugin (CHORUS_NET or
 // CHORUS_NET_PLUGIN choose it, as they do for the library). Cases: registration, sizes from 0 B to 256 MiB
 // (every byte checked, and the bytes after the message untouched), ordering of many messages, tags and
-// truncation, many outstanding requests in both directions, a peer that dies (a child process SIGKILLed with
-// requests outstanding, on each side), and a deadline (a receive nobody sends to never completes, no call
-// blocks, closing it is immediate). Prints one line per case; exits 0 when all pass, 1 on a failure, 77
-// (skipped) with the plugin's reason when it cannot run on this host.
+// truncation, many outstanding requests in both directions, messages that arrive before their receives are
+// posted, a peer that dies (a child process SIGKILLed with requests outstanding, on each side), a sender that
+// closes and exits right after its sends completed (every message still arrives, a receive past them fails),
+// and a deadline (a receive nobody sends to never completes, no call blocks, closing it is immediate). Prints
+// one line per case; exits 0 when all pass, 1 on a failure, 77 (skipped) with the plugin's reason when it
+// cannot run on this host.
 //
 //   net_conformance                 run every case
-//   net_conformance --child MODE    (internal) the peer process of the peer-death cases
+//   net_conformance --child MODE    (internal) the peer process of the peer-death and leaving cases
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -301,12 +303,107 @@ void caseManyOutstanding() {
   }
 }
 
+// Messages that arrive before their receives are posted (a receiver whose FIFO is full: the proxy posts a
+// receive only for a free slot). A plugin may complete such a receive at once, inside irecv; its size and tag
+// must still be the message's. Sizes from 0 B to past any eager limit; the messages are sent first and the
+// network is progressed (through a receive on another connection that nobody sends to) before any receive
+// is posted.
+void caseEarlyMessages() {
+  Pair p, idle;
+  // The most telling first: a plugin with few requests (maxRequests) takes only the first ones.
+  const size_t sizes[] = {12, (1u << 20) + 3, 0, 65537, 1, 1000, 8190};
+  chorusNetProperties_v1_t props{};
+  ok(net->getProperties(0, &props), "getProperties");
+  const int n = std::min(static_cast<int>(std::size(sizes)), props.maxRequests);
+  size_t total = 0;
+  for (size_t b : sizes) total += b + 64;
+  Buffer s(p.send, total), r(p.recv, total), nothing(idle.recv, 64);
+  std::vector<void*> sreq(n), rreq(n);
+  std::vector<size_t> at(n);
+  for (int i = 0; i < n; ++i) {
+    at[i] = i == 0 ? 0 : at[i - 1] + sizes[i - 1] + 64;
+    fill(s.data() + at[i], sizes[i], 300 + i);
+    sreq[i] = post(true, p.send, s.data() + at[i], sizes[i], 40 + i, s.mr);
+  }
+  // Let them arrive: test the sends that may complete alone and a receive that never completes.
+  void* never = post(false, idle.recv, nothing.data(), 64, 0, nothing.mr);
+  std::vector<bool> sent(n, false);
+  auto start = Clock::now();
+  while (since(start) < 0.3) {
+    int done = 0;
+    size_t size = 0;
+    ok(net->test(never, &done, &size), "test(idle receive)");
+    CHECK(!done, "a receive nobody sent to completed");
+    for (int i = 0; i < n; ++i) {
+      if (sent[i]) continue;
+      ok(net->test(sreq[i], &done, &size), "test(send)");
+      sent[i] = done != 0;
+    }
+  }
+  for (int i = 0; i < n; ++i) rreq[i] = post(false, p.recv, r.data() + at[i], sizes[i] + 64, 40 + i, r.mr);
+  start = Clock::now();
+  std::vector<bool> got(n, false);
+  for (int left = n; left > 0;) {
+    for (int i = 0; i < n; ++i) {
+      int done = 0;
+      size_t size = 0;
+      if (!sent[i]) {
+        ok(net->test(sreq[i], &done, &size), "test(send)");
+        sent[i] = done != 0;
+      }
+      if (!got[i]) {
+        ok(net->test(rreq[i], &done, &size), "test(receive)");
+        if (done) {
+          CHECK(size == sizes[i], "an early message of ", sizes[i], " bytes was received as ", size, " bytes");
+          expectPattern(r.data() + at[i], size, 300 + i, "early message");
+          got[i] = true;
+          --left;
+        }
+      }
+    }
+    CHECK(since(start) < 60, "early messages: ", left, " of ", n, " receives outstanding after 60 s");
+  }
+  for (int i = 0; i < n; ++i) {
+    auto t = Clock::now();
+    while (!sent[i]) {
+      int done = 0;
+      size_t size = 0;
+      ok(net->test(sreq[i], &done, &size), "test(send)");
+      sent[i] = done != 0;
+      CHECK(since(t) < 20, "a send whose message was received did not complete");
+    }
+  }
+}
+
+// Messages of the case "a sender that leaves": how many, and their size (small: they fit the socket buffers,
+// so that the sender can finish without the receiver reading).
+constexpr int kLeavingMessages = 64;
+constexpr size_t kLeavingBytes = 4000;
+
 // The child of the peer-death cases: mode "send" connects to the handle on stdin, sends one message, then
-// dies with a receive... (SIGKILL) while its next send is outstanding; mode "recv" listens, prints the handle,
-// accepts, receives one message and dies.
+// dies (SIGKILL) while its next send is outstanding; mode "recv" listens, prints the handle, accepts, receives
+// one message and dies. Mode "leave" (a sender that leaves in order) connects, sends one message and waits
+// for it, then sends kLeavingMessages more, waits for each to complete, closes and exits.
 int child(const std::string& mode) {
   alignas(8) uint8_t handle[CHORUS_NET_HANDLE_MAXSIZE] = {};
   std::vector<uint8_t> buf(1 << 20);
+  if (mode == "leave") {
+    CHECK(fread(handle, 1, sizeof(handle), stdin) == sizeof(handle));
+    void* comm = nullptr;
+    while (comm == nullptr) ok(net->connect(0, handle, &comm), "connect");
+    void* mr;
+    ok(net->regMr(comm, buf.data(), buf.size(), CHORUS_PTR_HOST, &mr), "regMr");
+    wait(post(true, comm, buf.data(), 100, 0, mr), 20);
+    for (int i = 1; i <= kLeavingMessages; ++i) {
+      uint8_t* p = buf.data() + i * kLeavingBytes;
+      fill(p, kLeavingBytes, 5000 + i);
+      wait(post(true, comm, p, kLeavingBytes, i, mr), 20);
+    }
+    ok(net->deregMr(comm, mr), "deregMr");
+    ok(net->closeSend(comm), "closeSend");
+    fflush(stdout);
+    _exit(0);
+  }
   if (mode == "send") {
     CHECK(fread(handle, 1, sizeof(handle), stdin) == sizeof(handle));
     void* comm = nullptr;
@@ -420,6 +517,69 @@ void casePeerDies(const char* self) {
   }
 }
 
+// A sender that leaves in order right after its sends completed (closeSend, then exit) while its messages are
+// still on their way: the receiver gets every one of them, and only a receive past them fails. The receiver
+// does not touch the network until the sender has exited, so that on a plugin whose sends complete before
+// delivery the messages are still in flight when the end of the connection is seen.
+void caseSenderLeaves(const char* self) {
+  Child c(self, "leave");
+  alignas(8) uint8_t handle[CHORUS_NET_HANDLE_MAXSIZE] = {};
+  void* listen;
+  ok(net->listen(0, handle, &listen), "listen");
+  CHECK(write(c.in, handle, sizeof(handle)) == sizeof(handle));
+  void* comm = nullptr;
+  auto start = Clock::now();
+  while (comm == nullptr) {
+    ok(net->accept(listen, &comm), "accept");
+    CHECK(since(start) < 20, "the child did not connect");
+  }
+  Buffer r(comm, (kLeavingMessages + 2) * kLeavingBytes);
+  CHECK(wait(post(false, comm, r.data(), kLeavingBytes, 0, r.mr), 20) == 100);
+  // Hands off until the child exits; a plugin whose sends need the receiver to progress is let go on after
+  // 5 s (the case then no longer tests the race, but still every message).
+  start = Clock::now();
+  int status = 0;
+  bool exited = false;
+  while (!exited && since(start) < 5) {
+    exited = waitpid(c.pid, &status, WNOHANG) == c.pid;
+    if (!exited) usleep(1000);
+  }
+  if (!exited) printf("    the sender needed this side to progress: the messages were not in flight at its exit\n");
+  // Receives in order, as many outstanding as the plugin takes (maxRequests).
+  chorusNetProperties_v1_t props{};
+  ok(net->getProperties(0, &props), "getProperties");
+  std::vector<void*> reqs(kLeavingMessages + 1);
+  for (int posted = 1, got = 1; got <= kLeavingMessages;) {
+    while (posted <= kLeavingMessages && posted - got < props.maxRequests) {
+      reqs[posted] = post(false, comm, r.data() + posted * kLeavingBytes, kLeavingBytes, posted, r.mr);
+      ++posted;
+    }
+    CHECK(wait(reqs[got], 20) == kLeavingBytes, "message ", got, " of a sender that left arrived short");
+    expectPattern(r.data() + got * kLeavingBytes, kLeavingBytes, 5000 + got, "a message of a sender that left");
+    ++got;
+  }
+  if (!exited) CHECK(waitpid(c.pid, &status, 0) == c.pid);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the sender did not exit cleanly");
+  // Nothing more comes: a further receive fails, when posted or soon after.
+  void* extra = nullptr;
+  chorusNetResult_t res = net->irecv(comm, r.data(), kLeavingBytes, kLeavingMessages + 1, r.mr, &extra);
+  auto t = Clock::now();
+  while (res == chorusNetSuccess) {
+    int done = 0;
+    size_t size;
+    if (extra == nullptr) {
+      res = net->irecv(comm, r.data(), kLeavingBytes, kLeavingMessages + 1, r.mr, &extra);
+    } else {
+      res = net->test(extra, &done, &size);
+      CHECK(!done, "a receive past the last message of a sender that left completed");
+    }
+    CHECK(since(t) < 15, "a receive past the last message did not fail within 15 s");
+  }
+  printf("    %d messages after the sender left, then: %s\n", kLeavingMessages, net->lastError());
+  net->closeRecv(comm);
+  net->closeListen(listen);
+}
+
 void caseDeadline() {
   Pair p;
   Buffer r(p.recv, 4096);
@@ -511,7 +671,9 @@ int main(int argc, char** argv) {
       {"ordering (2000 messages)", caseOrdering},
       {"tags and truncation", caseTags},
       {"many outstanding, both directions", caseManyOutstanding},
+      {"messages before their receives", caseEarlyMessages},
       {"a peer that dies", [&] { casePeerDies(argv[0]); }},
+      {"a sender that leaves after sending", [&] { caseSenderLeaves(argv[0]); }},
       {"deadline", caseDeadline},
       {"pollFds", casePollFds},
   };

@@ -9,12 +9,23 @@
 // peer error handling. The socket stays open: its end-of-file is how a side learns at once that its peer
 // process died (UCX's own keepalive takes much longer over tcp).
 //
+// Closing a sender in order: a send that completed has left the sender's buffer, not necessarily reached
+// the receiver (an eager message may still sit in a socket buffer, a rendezvous message's last control
+// message, ATP, may still be in flight), and the setup socket is another TCP connection whose end-of-file can
+// overtake them on a slow link. So closeSend flushes the endpoint (at most kFlushSeconds), writes a goodbye on
+// the setup socket ([magic][messages sent]), and only then closes the endpoint and the socket. A receiver
+// whose peer went (end-of-file on the setup socket, or the endpoint failed) first reads the goodbye, and keeps
+// waiting for the messages it announced instead of failing them: they are still on their way or already
+// queued in UCX. A peer that went without a goodbye died or lost its link: its receives fail at once.
+//
 // Tags: the 64-bit UCP tag is [connection id: 24 bits][sequence: 16 bits][user tag: 24 bits]. The receiver
 // chose the connection id; receives match on id and sequence (so messages match receives in posting order,
 // net.h), and the user tag is compared on completion (a mismatch is a protocol error).
 #include <ucp/api/ucp.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -31,6 +42,16 @@ constexpr int kMaxRequests = 256;
 constexpr uint64_t kSeqMask = 0xffff;
 constexpr uint64_t kUserMask = CHORUS_NET_MAX_TAG - 1;
 constexpr uint64_t kMatchMask = ~kUserMask;  // connection id and sequence
+// How long an orderly closeSend lets UCX push out what it still holds (closing in order, at the top).
+constexpr double kFlushSeconds = 1.0;
+
+// The sender's last record on the setup socket (closing in order, at the top).
+constexpr uint32_t kGoodbyeMagic = 0x43484259;  // "CHBY"
+struct Goodbye {
+  uint32_t magic;
+  uint32_t pad;
+  uint64_t sent;  // messages the sender sent (the first one that did not complete, and all after it, excluded)
+};
 
 std::mutex gMu;  // every UCP call (the worker is shared by all comms of the process)
 ucp_context_h gContext = nullptr;
@@ -55,7 +76,14 @@ struct Comm {
   uint32_t connId = 0;  // the receiver's choice; both sides use it in tags
   ucp_ep_h ep = nullptr;
   uint16_t seq = 0;
+  uint64_t posted = 0;  // messages posted on this comm: the index of the next one
   std::set<Request*> outstanding;
+  // The peer going: end-of-file on the setup socket, or a failed endpoint (its message), and what the setup
+  // socket brought before its end (the goodbye).
+  bool peerClosed = false;
+  std::string epFailed;
+  std::vector<uint8_t> inbox;
+  int64_t peerSent = -1;  // receiver: the sender's goodbye, -1 before one came
   chorusNetResult_t broken = chorusNetSuccess;
   std::string brokenWhy;
   // Setup: our frame to send, the peer's frame being read.
@@ -82,8 +110,8 @@ struct Request {
   size_t size = 0;
   uint32_t tag = 0;
   bool recv = false;
+  uint64_t index = 0;  // position among its comm's messages (Comm::posted)
   ucp_tag_t senderTag = 0;
-  ucp_tag_recv_info_t info{};  // a receive that completes in place reports here
 };
 
 struct ListenComm {
@@ -125,8 +153,10 @@ void recvDone(void* request, ucs_status_t status, const ucp_tag_recv_info_t* inf
 }
 
 void epError(void* arg, ucp_ep_h, ucs_status_t status) {
-  static_cast<Comm*>(arg)->breakWith(chorusNetRemoteError,
-                                     std::string("the UCX endpoint to the peer failed: ") + ucs_status_string(status));
+  // Not fatal by itself: a sender that closed in order fails its endpoint too (see peerGoneFor).
+  auto* c = static_cast<Comm*>(arg);
+  if (c->epFailed.empty())
+    c->epFailed = std::string("the UCX endpoint to the peer failed: ") + ucs_status_string(status);
 }
 
 chorusNetResult_t init(chorusNetLogger_t, const char* listenAddress) {
@@ -312,12 +342,52 @@ chorusNetResult_t deregMr(void*, void* mhandle) {
   return chorusNetSuccess;
 }
 
+// Reads what the peer wrote on the setup socket since setup (a sender writes only its goodbye) and notes its
+// end-of-file.
+void watchPeer(Comm* c) {
+  while (!c->peerClosed) {
+    uint8_t buf[64];
+    ssize_t n = ::recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (n <= 0) {
+      c->peerClosed = true;  // end-of-file, or a reset
+      break;
+    }
+    // A receiver keeps the goodbye; anything past it (or anything a send comm is sent) is not ours.
+    const size_t keep = c->send ? 0 : std::min(static_cast<size_t>(n), sizeof(Goodbye) - c->inbox.size());
+    c->inbox.insert(c->inbox.end(), buf, buf + keep);
+  }
+  if (c->peerSent < 0 && c->inbox.size() >= sizeof(Goodbye)) {
+    Goodbye g;
+    memcpy(&g, c->inbox.data(), sizeof(g));
+    if (g.magic == kGoodbyeMagic) c->peerSent = static_cast<int64_t>(g.sent);
+  }
+}
+
+// Breaks the comm when its peer went and message `index` cannot come any more: everything on a send comm,
+// and on a receive comm whatever the sender's goodbye did not announce (everything when it died without one).
+void peerGoneFor(Comm* c, uint64_t index) {
+  if (!c->peerClosed && c->epFailed.empty()) return;
+  if (!c->send) {
+    watchPeer(c);  // the goodbye may be waiting behind an endpoint failure
+    if (c->peerSent >= 0 && index < static_cast<uint64_t>(c->peerSent)) return;
+  }
+  std::string why = c->send ? "the receiver closed the connection or died"
+                    : c->peerSent >= 0
+                        ? "the sender closed the connection after " + std::to_string(c->peerSent) + " messages"
+                        : "the sender died or lost its link (it closed without a goodbye)";
+  if (!c->epFailed.empty()) why += " (" + c->epFailed + ")";
+  c->breakWith(chorusNetRemoteError, why);
+}
+
 chorusNetResult_t post(bool isSend, void* comm, void* data, size_t size, int tag, void* mhandle, void** request) {
   *request = nullptr;
   auto* c = static_cast<Comm*>(comm);
   std::lock_guard<std::mutex> lock(gMu);  // c->broken is written by callbacks under it
   if (mhandle == nullptr) return fail(chorusNetInvalidArgument, "ucx plugin: the buffer is not registered");
   if (tag < 0 || tag >= CHORUS_NET_MAX_TAG) return fail(chorusNetInvalidArgument, "tag %d out of range", tag);
+  if (c->broken == chorusNetSuccess) peerGoneFor(c, c->posted);
   if (c->broken != chorusNetSuccess) return fail(c->broken, "%s", c->brokenWhy.c_str());
   if (c->outstanding.size() >= static_cast<size_t>(kMaxRequests)) return chorusNetSuccess;  // no room
   auto* r = new Request;
@@ -325,11 +395,10 @@ chorusNetResult_t post(bool isSend, void* comm, void* data, size_t size, int tag
   r->tag = static_cast<uint32_t>(tag);
   r->recv = !isSend;
   r->size = size;
+  r->index = c->posted++;
   const ucp_tag_t base = (static_cast<ucp_tag_t>(c->connId) << 40) | (static_cast<ucp_tag_t>(c->seq & kSeqMask) << 24);
   ++c->seq;
   ucp_request_param_t p{};
-  // The registered handle is not passed (UCP_OP_ATTR_FIELD_MEMH): with UCX 1.13 over tcp between namespaces
-  // it gave wrong data in every run of multinode_slowlink_ucx, and in 2 of 3 without it (docs/networks.md).
   p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   p.user_data = r;
   ucs_status_ptr_t s;
@@ -338,8 +407,10 @@ chorusNetResult_t post(bool isSend, void* comm, void* data, size_t size, int tag
     s = ucp_tag_send_nbx(c->ep, data, size, base | static_cast<ucp_tag_t>(tag), &p);
   } else {
     p.cb.recv = recvDone;
-    p.op_attr_mask |= UCP_OP_ATTR_FIELD_RECV_INFO;
-    p.recv_info.tag_info = &r->info;
+    // A receive whose message is already here (unexpected) would complete in place, and UCX before 1.16 then
+    // leaves UCP_OP_ATTR_FIELD_RECV_INFO unwritten (the size and tag would read 0). Denying immediate
+    // completion makes UCX call recvDone with the message's info inside this call instead.
+    p.op_attr_mask |= UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
     s = ucp_tag_recv_nbx(gWorker, data, size, base, kMatchMask, &p);
   }
   if (UCS_PTR_IS_ERR(s)) {
@@ -348,14 +419,10 @@ chorusNetResult_t post(bool isSend, void* comm, void* data, size_t size, int tag
                                            ucs_status_string(UCS_PTR_STATUS(s)));
     return fail(c->broken, "%s", c->brokenWhy.c_str());
   }
-  if (s == nullptr) {  // completed in place: no callback comes
-    r->done = true;
-    if (!isSend) {
-      r->size = r->info.length;
-      r->senderTag = r->info.sender_tag;
-    }
-  } else {
-    r->ucx = s;
+  if (s == nullptr) {
+    r->done = true;  // a send completed in place: no callback comes
+  } else if (!r->done) {
+    r->ucx = s;  // (a receive whose callback already ran has freed s)
   }
   c->outstanding.insert(r);
   *request = r;
@@ -385,9 +452,9 @@ chorusNetResult_t test(void* request, int* done, size_t* size) {
   for (int i = 0; i < 16 && ucp_worker_progress(gWorker) != 0; ++i) {
   }
   if (!r->done) {
-    if (c->broken == chorusNetSuccess && peerGone(c->fd)) {
-      c->breakWith(chorusNetRemoteError,
-                   c->send ? "the receiver closed the connection or died" : "the sender closed the connection or died");
+    if (c->broken == chorusNetSuccess) {
+      watchPeer(c);
+      peerGoneFor(c, r->index);
     }
     if (c->broken != chorusNetSuccess) return fail(c->broken, "%s", c->brokenWhy.c_str());
     return chorusNetSuccess;
@@ -411,6 +478,45 @@ chorusNetResult_t test(void* request, int* done, size_t* size) {
   c->outstanding.erase(r);
   delete r;
   return chorusNetSuccess;
+}
+
+// Sender closing in order (at the top of this file): lets UCX push out what it holds, then says how many
+// messages went out, before the endpoint and the setup socket close.
+void sayGoodbye(Comm* c) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kFlushSeconds));
+  Goodbye g{kGoodbyeMagic, 0, c->posted};
+  ucs_status_ptr_t s;
+  {
+    std::lock_guard<std::mutex> lock(gMu);
+    for (Request* r : c->outstanding) {
+      if (!r->done || r->status != UCS_OK) g.sent = std::min(g.sent, r->index);
+    }
+    ucp_request_param_t p{};
+    s = ucp_ep_flush_nbx(c->ep, &p);
+  }
+  // A flush that fails or does not finish in time leaves messages that will not arrive: no goodbye then, and
+  // the receiver fails the receives that wait for them as soon as the socket closes.
+  if (UCS_PTR_IS_ERR(s)) return;
+  if (s != nullptr) {
+    ucs_status_t status;
+    for (;;) {
+      std::lock_guard<std::mutex> lock(gMu);  // taken per step: other comms' threads progress meanwhile
+      ucp_worker_progress(gWorker);
+      status = ucp_request_check_status(s);
+      if (status != UCS_INPROGRESS || Clock::now() >= deadline) {
+        ucp_request_free(s);
+        break;
+      }
+    }
+    if (status != UCS_OK) return;
+  }
+  size_t done = 0;
+  while (sendSome(c->fd, &g, sizeof(g), &done) == 0 && Clock::now() < deadline) {
+    pollfd p{c->fd, POLLOUT, 0};
+    ::poll(&p, 1, 1);  // 16 bytes on an otherwise idle socket: room at once in practice
+  }
 }
 
 // Closes the endpoint: flushes what was sent while the peer is alive (bounded), then forces it.
@@ -446,6 +552,7 @@ void closeEp(Comm* c) {
 chorusNetResult_t closeComm(void* comm) {
   if (comm == nullptr) return chorusNetSuccess;
   auto* c = static_cast<Comm*>(comm);
+  if (c->send && c->ep != nullptr && c->broken == chorusNetSuccess && c->posted > 0) sayGoodbye(c);
   closeEp(c);
   closeFd(&c->fd);
   delete c;
