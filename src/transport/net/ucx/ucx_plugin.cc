@@ -399,8 +399,11 @@ chorusNetResult_t post(bool isSend, void* comm, void* data, size_t size, int tag
   const ucp_tag_t base = (static_cast<ucp_tag_t>(c->connId) << 40) | (static_cast<ucp_tag_t>(c->seq & kSeqMask) << 24);
   ++c->seq;
   ucp_request_param_t p{};
-  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  // The buffer's registration (regMr) goes with it: UCP then takes its zero-copy paths without looking the
+  // memory up in its registration cache.
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_MEMH;
   p.user_data = r;
+  p.memh = static_cast<Mr*>(mhandle)->memh;
   ucs_status_ptr_t s;
   if (isSend) {
     p.cb.send = sendDone;
