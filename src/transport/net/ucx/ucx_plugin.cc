@@ -18,10 +18,18 @@
 // waiting for the messages it announced instead of failing them: they are still on their way or already
 // queued in UCX. A peer that went without a goodbye died or lost its link: its receives fail at once.
 //
+// Sleeping (pollFds): the proxy waits on the worker's event fd (ucp_worker_get_efd; pollFds first progresses
+// until ucp_worker_arm succeeds), on the setup socket (the peer's goodbye or end-of-file), and on a timerfd of
+// the comm's own, which is set to expire at once when there is work the other two would not show: one of the
+// comm's requests completed inside another thread's progress (the worker is shared, and the network event that
+// completed it was consumed there), its endpoint failed, or test() would report something already.
+//
 // Tags: the 64-bit UCP tag is [connection id: 24 bits][sequence: 16 bits][user tag: 24 bits]. The receiver
 // chose the connection id; receives match on id and sequence (so messages match receives in posting order,
 // net.h), and the user tag is compared on completion (a mismatch is a protocol error).
 #include <ucp/api/ucp.h>
+
+#include <sys/timerfd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -56,6 +64,7 @@ struct Goodbye {
 std::mutex gMu;  // every UCP call (the worker is shared by all comms of the process)
 ucp_context_h gContext = nullptr;
 ucp_worker_h gWorker = nullptr;
+int gEventFd = -1;              // the worker's event fd (pollFds), -1 when UCX gave none
 std::vector<uint8_t> gAddress;  // this worker's address
 WireAddress gListen;
 std::atomic<uint32_t> gNextConnId{1};
@@ -86,6 +95,10 @@ struct Comm {
   int64_t peerSent = -1;  // receiver: the sender's goodbye, -1 before one came
   chorusNetResult_t broken = chorusNetSuccess;
   std::string brokenWhy;
+  // pollFds: the timerfd that wakes this comm's sleeping thread (at the top of this file), and whether that
+  // thread is asleep (set by pollFds, cleared by test).
+  int wake = -1;
+  bool sleeping = false;
   // Setup: our frame to send, the peer's frame being read.
   std::vector<uint8_t> out;
   size_t outDone = 0;
@@ -95,10 +108,34 @@ struct Comm {
   size_t inDone = 0;
   WireAddress to;
 
+  Comm() = default;
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+  ~Comm() {
+    if (wake >= 0) ::close(wake);
+  }
   void breakWith(chorusNetResult_t code, const std::string& why) {
     if (broken != chorusNetSuccess) return;
     broken = code;
     brokenWhy = why;
+  }
+  // Sets the wake-up timer to expire after `ns` (0: disarms it and clears an expiry not yet read).
+  void setWake(long ns) {
+    if (wake < 0) return;
+    itimerspec t{};
+    t.it_value.tv_nsec = ns;
+    timerfd_settime(wake, 0, &t, nullptr);
+    if (ns == 0) {
+      uint64_t expirations;
+      ssize_t r = ::read(wake, &expirations, sizeof(expirations));
+      (void)r;  // EAGAIN: it had not expired
+    }
+  }
+  // Wakes the thread sleeping on this comm (a completion or a failure that came in another thread's progress).
+  void wakeSleeper() {
+    if (!sleeping) return;
+    sleeping = false;
+    setWake(1);
   }
 };
 
@@ -130,6 +167,7 @@ void finish(Request* r, ucs_status_t status) {
   }
   r->done = true;
   r->status = status;
+  r->comm->wakeSleeper();
 }
 
 void sendDone(void* request, ucs_status_t status, void* user) {
@@ -157,6 +195,7 @@ void epError(void* arg, ucp_ep_h, ucs_status_t status) {
   auto* c = static_cast<Comm*>(arg);
   if (c->epFailed.empty())
     c->epFailed = std::string("the UCX endpoint to the peer failed: ") + ucs_status_string(status);
+  c->wakeSleeper();
 }
 
 chorusNetResult_t init(chorusNetLogger_t, const char* listenAddress) {
@@ -168,7 +207,7 @@ chorusNetResult_t init(chorusNetLogger_t, const char* listenAddress) {
   if (s != UCS_OK) return fail(chorusNetUnavailable, "ucp_config_read: %s", ucs_status_string(s));
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
-  params.features = UCP_FEATURE_TAG;
+  params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;  // WAKEUP: the worker's event fd (pollFds)
   params.mt_workers_shared = 0;
   s = ucp_init(&params, config, &gContext);
   ucp_config_release(config);
@@ -188,6 +227,7 @@ chorusNetResult_t init(chorusNetLogger_t, const char* listenAddress) {
   if (s != UCS_OK) return fail(chorusNetUnavailable, "ucp_worker_get_address: %s", ucs_status_string(s));
   gAddress.assign(reinterpret_cast<uint8_t*>(addr), reinterpret_cast<uint8_t*>(addr) + len);
   ucp_worker_release_address(gWorker, addr);
+  if (ucp_worker_get_efd(gWorker, &gEventFd) != UCS_OK) gEventFd = -1;  // pollFds falls back to a timer
   return chorusNetSuccess;
 }
 
@@ -452,6 +492,7 @@ chorusNetResult_t test(void* request, int* done, size_t* size) {
   // Callbacks of any comm's requests run inside any thread's progress call: read request and comm state
   // under the same lock that serializes them.
   std::lock_guard<std::mutex> lock(gMu);
+  c->sleeping = false;
   for (int i = 0; i < 16 && ucp_worker_progress(gWorker) != 0; ++i) {
   }
   if (!r->done) {
@@ -499,8 +540,10 @@ void sayGoodbye(Comm* c) {
     ucp_request_param_t p{};
     s = ucp_ep_flush_nbx(c->ep, &p);
   }
-  // A flush that fails or does not finish in time leaves messages that will not arrive: no goodbye then, and
-  // the receiver fails the receives that wait for them as soon as the socket closes.
+  // A failed endpoint lost what it held: no goodbye then, and the receiver fails what it still waits for as soon
+  // as the socket closes. A flush still in progress at the bound means the receiver is not reading now: the
+  // goodbye goes anyway, the rest follows while this process progresses UCX, and the receiver waits for it
+  // under its own deadline.
   if (UCS_PTR_IS_ERR(s)) return;
   if (s != nullptr) {
     ucs_status_t status;
@@ -513,13 +556,55 @@ void sayGoodbye(Comm* c) {
         break;
       }
     }
-    if (status != UCS_OK) return;
+    if (status != UCS_OK && status != UCS_INPROGRESS) return;
   }
   size_t done = 0;
   while (sendSome(c->fd, &g, sizeof(g), &done) == 0 && Clock::now() < deadline) {
     pollfd p{c->fd, POLLOUT, 0};
     ::poll(&p, 1, 1);  // 16 bytes on an otherwise idle socket: room at once in practice
   }
+}
+
+// Whether test() on the comm's oldest request (the proxy tests in posting order) would report something now.
+bool testWouldProgress(Comm* c) {
+  if (c->broken != chorusNetSuccess) return true;
+  const Request* oldest = nullptr;
+  for (const Request* r : c->outstanding) {
+    if (oldest == nullptr || r->index < oldest->index) oldest = r;
+  }
+  if (oldest->done) return true;
+  if (!c->peerClosed && c->epFailed.empty()) return false;
+  // The peer went: test() fails the request, unless a goodbye announced its message (net.h, at the top).
+  return c->send || c->peerSent < 0 || oldest->index >= static_cast<uint64_t>(c->peerSent);
+}
+
+// The fds whose readiness means that test() on this comm can progress (net.h; at the top of this file).
+int pollFds(void* comm, pollfd* fds, int max) {
+  auto* c = static_cast<Comm*>(comm);
+  std::lock_guard<std::mutex> lock(gMu);
+  if (c->outstanding.empty() || max < 1) return 0;
+  if (c->wake < 0) {
+    c->wake = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (c->wake < 0) return 0;
+  }
+  c->setWake(0);
+  c->sleeping = true;
+  bool armed = false;
+  for (int i = 0; i < 8 && !armed && gEventFd >= 0; ++i) {
+    for (int j = 0; j < 64 && ucp_worker_progress(gWorker) != 0; ++j) {
+    }
+    armed = ucp_worker_arm(gWorker) == UCS_OK;  // UCS_ERR_BUSY: events came meanwhile, progress them first
+  }
+  if (gEventFd < 0) {
+    c->setWake(100'000);  // no event fd: a 100 us slice, as the proxy's own timer would
+  } else if (!armed || testWouldProgress(c)) {
+    c->wakeSleeper();
+  }
+  int n = 0;
+  fds[n++] = pollfd{c->wake, POLLIN, 0};
+  if (n < max && gEventFd >= 0) fds[n++] = pollfd{gEventFd, POLLIN, 0};
+  if (n < max && !c->peerClosed) fds[n++] = pollfd{c->fd, POLLIN, 0};
+  return n;
 }
 
 // Closes the endpoint: flushes what was sent while the peer is alive (bounded), then forces it.
@@ -598,5 +683,5 @@ extern "C" __attribute__((visibility("default"))) const chorusNet_v1_t chorusNet
     chorus::netplugin::ucx::closeComm,
     chorus::netplugin::ucx::closeListen,
     chorus::netplugin::ucx::lastError,
-    nullptr,  // pollFds: UCX wakes the proxy by its timer (ucp_worker_get_efd would do; not wired yet)
+    chorus::netplugin::ucx::pollFds,
 };
