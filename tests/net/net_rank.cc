@@ -1,7 +1,8 @@
 // One rank of the network-namespace tests (netns_test.sh starts one per namespace). It joins through
 // chorusCommInitFromEnv over the veth link, runs every collective on a few sizes and checks every element.
 // With `--fault wait` it waits in an all-reduce that its peer never finishes and prints how it ended; with
-// `--fault loop` it runs 64 MiB all-reduces until one fails (a link taken down) and prints how it ended.
+// `--fault loop` it runs 64 MiB all-reduces until one fails (a link taken down) and prints how it ended. With
+// `--farewell N` it adds N rounds of a broadcast whose root closes its communicator at once (farewellRounds).
 #include <unistd.h>
 
 #include <chrono>
