@@ -23,6 +23,12 @@ void fail(const std::string& what) {
   ++failures;
 }
 
+// A Chorus call that failed counts as a mismatch of its own, with its error (its output is then unwritten,
+// which must not read as wrong data).
+void called(chorusResult_t rc, const std::string& what, chorusComm_t comm) {
+  if (rc != chorusSuccess) fail(what + " failed: " + chorusGetErrorString(rc) + ": " + chorusGetLastError(comm));
+}
+
 template <typename T>
 MPI_Datatype mpiType();
 template <>
@@ -103,7 +109,7 @@ void runAll(chorusComm_t comm, size_t count, uint64_t seed) {
     std::vector<T> c(count), m(count);
     std::string tag = tname + " " + op.name + " count " + std::to_string(count);
     // All-reduce.
-    chorusAllReduce(in.data(), c.data(), count, ct, op.c, comm, nullptr);
+    called(chorusAllReduce(in.data(), c.data(), count, ct, op.c, comm, nullptr), "AllReduce " + tag, comm);
     MPI_Allreduce(in.data(), m.data(), static_cast<int>(count), mt, op.m, MPI_COMM_WORLD);
     if (op.c == chorusAvg) {
       for (auto& x : m) x = isInt ? static_cast<T>(static_cast<int64_t>(x) / nranks) : static_cast<T>(x / nranks);
@@ -112,7 +118,7 @@ void runAll(chorusComm_t comm, size_t count, uint64_t seed) {
     // Reduce to the last rank.
     const int root = nranks - 1;
     std::fill(c.begin(), c.end(), T(0));
-    chorusReduce(in.data(), c.data(), count, ct, op.c, root, comm, nullptr);
+    called(chorusReduce(in.data(), c.data(), count, ct, op.c, root, comm, nullptr), "Reduce " + tag, comm);
     MPI_Reduce(in.data(), m.data(), static_cast<int>(count), mt, op.m, root, MPI_COMM_WORLD);
     if (op.c == chorusAvg && rank == root) {
       for (auto& x : m) x = isInt ? static_cast<T>(static_cast<int64_t>(x) / nranks) : static_cast<T>(x / nranks);
@@ -121,7 +127,7 @@ void runAll(chorusComm_t comm, size_t count, uint64_t seed) {
     // Reduce-scatter.
     std::vector<T> big = randomData<T>(count * nranks, seed + 7, op.c == chorusProd);
     std::vector<T> cs(count), ms(count);
-    chorusReduceScatter(big.data(), cs.data(), count, ct, op.c, comm, nullptr);
+    called(chorusReduceScatter(big.data(), cs.data(), count, ct, op.c, comm, nullptr), "ReduceScatter " + tag, comm);
     MPI_Reduce_scatter_block(big.data(), ms.data(), static_cast<int>(count), mt, op.m, MPI_COMM_WORLD);
     if (op.c == chorusAvg) {
       for (auto& x : ms) x = isInt ? static_cast<T>(static_cast<int64_t>(x) / nranks) : static_cast<T>(x / nranks);
@@ -132,25 +138,25 @@ void runAll(chorusComm_t comm, size_t count, uint64_t seed) {
   std::vector<T> in = randomData<T>(count * nranks, seed + 11, false);
   std::vector<T> c(count * nranks), m(count * nranks);
   std::string tag = tname + " count " + std::to_string(count);
-  chorusAllGather(in.data(), c.data(), count, ct, comm, nullptr);
+  called(chorusAllGather(in.data(), c.data(), count, ct, comm, nullptr), "AllGather " + tag, comm);
   MPI_Allgather(in.data(), static_cast<int>(count), mt, m.data(), static_cast<int>(count), mt, MPI_COMM_WORLD);
   compare("AllGather " + tag, c, m, true);
-  chorusAlltoAll(in.data(), c.data(), count, ct, comm, nullptr);
+  called(chorusAlltoAll(in.data(), c.data(), count, ct, comm, nullptr), "AlltoAll " + tag, comm);
   MPI_Alltoall(in.data(), static_cast<int>(count), mt, m.data(), static_cast<int>(count), mt, MPI_COMM_WORLD);
   compare("AlltoAll " + tag, c, m, true);
   for (int root = 0; root < nranks; ++root) {
     std::vector<T> cb(in.begin(), in.begin() + count), mb(cb);
     if (rank != root) std::fill(cb.begin(), cb.end(), T(0));
-    chorusBroadcast(cb.data(), cb.data(), count, ct, root, comm, nullptr);
+    called(chorusBroadcast(cb.data(), cb.data(), count, ct, root, comm, nullptr), "Broadcast " + tag, comm);
     MPI_Bcast(mb.data(), static_cast<int>(count), mt, root, MPI_COMM_WORLD);
     compare("Broadcast root " + std::to_string(root) + " " + tag, cb, mb, true);
     std::fill(c.begin(), c.end(), T(0));
     std::fill(m.begin(), m.end(), T(0));
-    chorusGather(in.data(), c.data(), count, ct, root, comm, nullptr);
+    called(chorusGather(in.data(), c.data(), count, ct, root, comm, nullptr), "Gather " + tag, comm);
     MPI_Gather(in.data(), static_cast<int>(count), mt, m.data(), static_cast<int>(count), mt, root, MPI_COMM_WORLD);
     if (rank == root) compare("Gather root " + std::to_string(root) + " " + tag, c, m, true);
     std::vector<T> cr(count), mr(count);
-    chorusScatter(in.data(), cr.data(), count, ct, root, comm, nullptr);
+    called(chorusScatter(in.data(), cr.data(), count, ct, root, comm, nullptr), "Scatter " + tag, comm);
     MPI_Scatter(in.data(), static_cast<int>(count), mt, mr.data(), static_cast<int>(count), mt, root, MPI_COMM_WORLD);
     compare("Scatter root " + std::to_string(root) + " " + tag, cr, mr, true);
   }
@@ -175,11 +181,11 @@ int main(int argc, char** argv) {
     runAll<double>(comm, count, 2);
     runAll<int32_t>(comm, count, 3);
   }
+  called(chorusCommFinalize(comm), "CommFinalize", comm);
+  called(chorusCommDestroy(comm), "CommDestroy", nullptr);
   int total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) printf("mpi_compare: %d ranks, %d mismatches\n", nranks, total);
-  chorusCommFinalize(comm);
-  chorusCommDestroy(comm);
   MPI_Finalize();
   return total == 0 ? 0 : 1;
 }

@@ -14,7 +14,9 @@
 #                MPI's TCP BTL in the same run, printed as tables.
 #     linkdown   2 ranks loop over 64 MiB all-reduces; host 1's link goes down mid-collective: both must end
 #                with an error within their deadline (CHORUS_TIMEOUT_MS=6000), nothing hangs.
-#     slowlink   host 1's link limited to 200 Mbit/s (tc tbf): every collective of net_rank correct.
+#     slowlink   host 1's link limited to 200 Mbit/s (tc tbf): every collective of net_rank correct, then 10
+#                rounds of a 4 MiB broadcast from the last rank, which closes its communicator as soon as its
+#                sends completed while the data is still on the slow link (net_rank --farewell).
 set -u
 bin=$1 mode=$2 nhosts=$3 per=$4 net=$5
 here=$(cd "$(dirname "$0")" && pwd)
@@ -90,7 +92,7 @@ case "$mode" in
       h=$((i / per))
       ip netns exec "$(host_ns $h)" env $(host_env $h) "${netenv[@]}" CHORUS_RANK=$i CHORUS_WORLD_SIZE=$np \
         CHORUS_ADDR="$(host_ip 0):29518" CHORUS_SECRET=00112233445566778899aabbccddeeff \
-        "$bin/net_rank" >"/tmp/chorusnet-$tag-$i.log" 2>&1 &
+        "$bin/net_rank" --farewell 10 >"/tmp/chorusnet-$tag-$i.log" 2>&1 &
     done
     start=$(date +%s)
     for job in $(jobs -p); do wait "$job" || status=1; done

@@ -1,13 +1,15 @@
 // The network plugin conformance suite (transport/net/net.h): one program, run once per plugin (CHORUS_NET or
 // CHORUS_NET_PLUGIN choose it, as they do for the library). Cases: registration, sizes from 0 B to 256 MiB
 // (every byte checked, and the bytes after the message untouched), ordering of many messages, tags and
-// truncation, many outstanding requests in both directions, a peer that dies (a child process SIGKILLed with
-// requests outstanding, on each side), and a deadline (a receive nobody sends to never completes, no call
-// blocks, closing it is immediate). Prints one line per case; exits 0 when all pass, 1 on a failure, 77
-// (skipped) with the plugin's reason when it cannot run on this host.
+// truncation, many outstanding requests in both directions, messages that arrive before their receives are
+// posted, a peer that dies (a child process SIGKILLed with requests outstanding, on each side), a sender that
+// closes and exits right after its sends completed (every message still arrives, a receive past them fails),
+// and a deadline (a receive nobody sends to never completes, no call blocks, closing it is immediate). Prints
+// one line per case; exits 0 when all pass, 1 on a failure, 77 (skipped) with the plugin's reason when it
+// cannot run on this host.
 //
 //   net_conformance                 run every case
-//   net_conformance --child MODE    (internal) the peer process of the peer-death cases
+//   net_conformance --child MODE    (internal) the peer process of the peer-death and leaving cases
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -301,12 +303,107 @@ void caseManyOutstanding() {
   }
 }
 
+// Messages that arrive before their receives are posted (a receiver whose FIFO is full: the proxy posts a
+// receive only for a free slot). A plugin may complete such a receive at once, inside irecv; its size and tag
+// must still be the message's. Sizes from 0 B to past any eager limit; the messages are sent first and the
+// network is progressed (through a receive on another connection that nobody sends to) before any receive
+// is posted.
+void caseEarlyMessages() {
+  Pair p, idle;
+  // The most telling first: a plugin with few requests (maxRequests) takes only the first ones.
+  const size_t sizes[] = {12, (1u << 20) + 3, 0, 65537, 1, 1000, 8190};
+  chorusNetProperties_v1_t props{};
+  ok(net->getProperties(0, &props), "getProperties");
+  const int n = std::min(static_cast<int>(std::size(sizes)), props.maxRequests);
+  size_t total = 0;
+  for (size_t b : sizes) total += b + 64;
+  Buffer s(p.send, total), r(p.recv, total), nothing(idle.recv, 64);
+  std::vector<void*> sreq(n), rreq(n);
+  std::vector<size_t> at(n);
+  for (int i = 0; i < n; ++i) {
+    at[i] = i == 0 ? 0 : at[i - 1] + sizes[i - 1] + 64;
+    fill(s.data() + at[i], sizes[i], 300 + i);
+    sreq[i] = post(true, p.send, s.data() + at[i], sizes[i], 40 + i, s.mr);
+  }
+  // Let them arrive: test the sends that may complete alone and a receive that never completes.
+  void* never = post(false, idle.recv, nothing.data(), 64, 0, nothing.mr);
+  std::vector<bool> sent(n, false);
+  auto start = Clock::now();
+  while (since(start) < 0.3) {
+    int done = 0;
+    size_t size = 0;
+    ok(net->test(never, &done, &size), "test(idle receive)");
+    CHECK(!done, "a receive nobody sent to completed");
+    for (int i = 0; i < n; ++i) {
+      if (sent[i]) continue;
+      ok(net->test(sreq[i], &done, &size), "test(send)");
+      sent[i] = done != 0;
+    }
+  }
+  for (int i = 0; i < n; ++i) rreq[i] = post(false, p.recv, r.data() + at[i], sizes[i] + 64, 40 + i, r.mr);
+  start = Clock::now();
+  std::vector<bool> got(n, false);
+  for (int left = n; left > 0;) {
+    for (int i = 0; i < n; ++i) {
+      int done = 0;
+      size_t size = 0;
+      if (!sent[i]) {
+        ok(net->test(sreq[i], &done, &size), "test(send)");
+        sent[i] = done != 0;
+      }
+      if (!got[i]) {
+        ok(net->test(rreq[i], &done, &size), "test(receive)");
+        if (done) {
+          CHECK(size == sizes[i], "an early message of ", sizes[i], " bytes was received as ", size, " bytes");
+          expectPattern(r.data() + at[i], size, 300 + i, "early message");
+          got[i] = true;
+          --left;
+        }
+      }
+    }
+    CHECK(since(start) < 60, "early messages: ", left, " of ", n, " receives outstanding after 60 s");
+  }
+  for (int i = 0; i < n; ++i) {
+    auto t = Clock::now();
+    while (!sent[i]) {
+      int done = 0;
+      size_t size = 0;
+      ok(net->test(sreq[i], &done, &size), "test(send)");
+      sent[i] = done != 0;
+      CHECK(since(t) < 20, "a send whose message was received did not complete");
+    }
+  }
+}
+
+// Messages of the case "a sender that leaves": how many, and their size (small: they fit the socket buffers,
+// so that the sender can finish without the receiver reading).
+constexpr int kLeavingMessages = 64;
+constexpr size_t kLeavingBytes = 4000;
+
 // The child of the peer-death cases: mode "send" connects to the handle on stdin, sends one message, then
-// dies with a receive... (SIGKILL) while its next send is outstanding; mode "recv" listens, prints the handle,
-// accepts, receives one message and dies.
+// dies (SIGKILL) while its next send is outstanding; mode "recv" listens, prints the handle, accepts, receives
+// one message and dies. Mode "leave" (a sender that leaves in order) connects, sends one message and waits
+// for it, then sends kLeavingMessages more, waits for each to complete, closes and exits.
 int child(const std::string& mode) {
   alignas(8) uint8_t handle[CHORUS_NET_HANDLE_MAXSIZE] = {};
   std::vector<uint8_t> buf(1 << 20);
+  if (mode == "leave") {
+    CHECK(fread(handle, 1, sizeof(handle), stdin) == sizeof(handle));
+    void* comm = nullptr;
+    while (comm == nullptr) ok(net->connect(0, handle, &comm), "connect");
+    void* mr;
+    ok(net->regMr(comm, buf.data(), buf.size(), CHORUS_PTR_HOST, &mr), "regMr");
+    wait(post(true, comm, buf.data(), 100, 0, mr), 20);
+    for (int i = 1; i <= kLeavingMessages; ++i) {
+      uint8_t* p = buf.data() + i * kLeavingBytes;
+      fill(p, kLeavingBytes, 5000 + i);
+      wait(post(true, comm, p, kLeavingBytes, i, mr), 20);
+    }
+    ok(net->deregMr(comm, mr), "deregMr");
+    ok(net->closeSend(comm), "closeSend");
+    fflush(stdout);
+    _exit(0);
+  }
   if (mode == "send") {
     CHECK(fread(handle, 1, sizeof(handle), stdin) == sizeof(handle));
     void* comm = nullptr;
@@ -358,11 +455,27 @@ struct Child {
   }
 };
 
-// Waits for `req` to fail; returns the seconds it took after the child died. Throws if it completes.
+// Posts a request to a peer that is dying: the post itself may already report the failure (net.h: the call
+// that sees one returns it). Returns the request, or nullptr when the post failed (printed).
+void* postToDying(bool isSend, void* comm, void* data, size_t size, int tag, void* mr, const char* what) {
+  auto start = Clock::now();
+  for (;;) {
+    void* req = nullptr;
+    if ((isSend ? net->isend : net->irecv)(comm, data, size, tag, mr, &req) != chorusNetSuccess) {
+      printf("    %s: error when posting: %s\n", what, net->lastError());
+      return nullptr;
+    }
+    if (req != nullptr) return req;
+    CHECK(since(start) < 20, "no room for a request for 20 s");
+  }
+}
+
+// Waits for `req` to fail; returns the seconds it took after the child died (0 for a post that failed,
+// req == nullptr). Throws if it completes.
 double expectFailure(void* req, pid_t pid, const char* what) {
   CHECK(waitpid(pid, nullptr, 0) == pid);
   auto died = Clock::now();
-  for (;;) {
+  while (req != nullptr) {
     int done = 0;
     size_t size;
     chorusNetResult_t r = net->test(req, &done, &size);
@@ -373,6 +486,7 @@ double expectFailure(void* req, pid_t pid, const char* what) {
     CHECK(!done, what, ": a request completed although the peer died");
     CHECK(since(died) < 30, what, ": no error 30 s after the peer died");
   }
+  return 0;
 }
 
 void casePeerDies(const char* self) {
@@ -390,7 +504,7 @@ void casePeerDies(const char* self) {
     }
     Buffer r(comm, 1 << 20);
     CHECK(wait(post(false, comm, r.data(), 1 << 20, 0, r.mr), 20) == 1000);
-    void* req = post(false, comm, r.data(), 1 << 20, 1, r.mr);
+    void* req = postToDying(false, comm, r.data(), 1 << 20, 1, r.mr, "sender died");
     double s = expectFailure(req, c.pid, "sender died");
     CHECK(s < 15, "detected only after ", s, " s");
     net->closeRecv(comm);
@@ -413,11 +527,74 @@ void casePeerDies(const char* self) {
     }
     Buffer s(comm, 64 << 20);
     wait(post(true, comm, s.data(), 1000, 0, s.mr), 20);
-    void* req = post(true, comm, s.data(), 64 << 20, 1, s.mr);  // larger than any socket buffer
+    void* req = postToDying(true, comm, s.data(), 64 << 20, 1, s.mr, "receiver died");  // past any socket buffer
     double t = expectFailure(req, c.pid, "receiver died");
     CHECK(t < 15, "detected only after ", t, " s");
     net->closeSend(comm);
   }
+}
+
+// A sender that leaves in order right after its sends completed (closeSend, then exit) while its messages are
+// still on their way: the receiver gets every one of them, and only a receive past them fails. The receiver
+// does not touch the network until the sender has exited, so that on a plugin whose sends complete before
+// delivery the messages are still in flight when the end of the connection is seen.
+void caseSenderLeaves(const char* self) {
+  Child c(self, "leave");
+  alignas(8) uint8_t handle[CHORUS_NET_HANDLE_MAXSIZE] = {};
+  void* listen;
+  ok(net->listen(0, handle, &listen), "listen");
+  CHECK(write(c.in, handle, sizeof(handle)) == sizeof(handle));
+  void* comm = nullptr;
+  auto start = Clock::now();
+  while (comm == nullptr) {
+    ok(net->accept(listen, &comm), "accept");
+    CHECK(since(start) < 20, "the child did not connect");
+  }
+  Buffer r(comm, (kLeavingMessages + 2) * kLeavingBytes);
+  CHECK(wait(post(false, comm, r.data(), kLeavingBytes, 0, r.mr), 20) == 100);
+  // Hands off until the child exits; a plugin whose sends need the receiver to progress is let go on after
+  // 5 s (the case then no longer tests the race, but still every message).
+  start = Clock::now();
+  int status = 0;
+  bool exited = false;
+  while (!exited && since(start) < 5) {
+    exited = waitpid(c.pid, &status, WNOHANG) == c.pid;
+    if (!exited) usleep(1000);
+  }
+  if (!exited) printf("    the sender needed this side to progress: the messages were not in flight at its exit\n");
+  // Receives in order, as many outstanding as the plugin takes (maxRequests).
+  chorusNetProperties_v1_t props{};
+  ok(net->getProperties(0, &props), "getProperties");
+  std::vector<void*> reqs(kLeavingMessages + 1);
+  for (int posted = 1, got = 1; got <= kLeavingMessages;) {
+    while (posted <= kLeavingMessages && posted - got < props.maxRequests) {
+      reqs[posted] = post(false, comm, r.data() + posted * kLeavingBytes, kLeavingBytes, posted, r.mr);
+      ++posted;
+    }
+    CHECK(wait(reqs[got], 20) == kLeavingBytes, "message ", got, " of a sender that left arrived short");
+    expectPattern(r.data() + got * kLeavingBytes, kLeavingBytes, 5000 + got, "a message of a sender that left");
+    ++got;
+  }
+  if (!exited) CHECK(waitpid(c.pid, &status, 0) == c.pid);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the sender did not exit cleanly");
+  // Nothing more comes: a further receive fails, when posted or soon after.
+  void* extra = nullptr;
+  chorusNetResult_t res = net->irecv(comm, r.data(), kLeavingBytes, kLeavingMessages + 1, r.mr, &extra);
+  auto t = Clock::now();
+  while (res == chorusNetSuccess) {
+    int done = 0;
+    size_t size;
+    if (extra == nullptr) {
+      res = net->irecv(comm, r.data(), kLeavingBytes, kLeavingMessages + 1, r.mr, &extra);
+    } else {
+      res = net->test(extra, &done, &size);
+      CHECK(!done, "a receive past the last message of a sender that left completed");
+    }
+    CHECK(since(t) < 15, "a receive past the last message did not fail within 15 s");
+  }
+  printf("    %d messages after the sender left, then: %s\n", kLeavingMessages, net->lastError());
+  net->closeRecv(comm);
+  net->closeListen(listen);
 }
 
 void caseDeadline() {
@@ -444,10 +621,31 @@ void caseDeadline() {
   printf("    longest test() %.3f ms; closeRecv %.3f ms\n", longest * 1e3, since(t) * 1e3);
 }
 
+// Sleeps on `comm`'s fds for `seconds` as the progress thread does: whenever one is ready, tests `req` (which
+// must not complete: nothing was sent to it, or its receiver posted nothing) and asks for the fds again.
+// Returns how often they woke. An fd that is ready while test() makes no progress wakes thousands of times (the
+// thread would spin); a plugin's own traffic (UCX's wire-up of a fresh connection) a few times at most.
+int wakeUps(void* comm, void* req, double seconds) {
+  int wakes = 0;
+  auto start = Clock::now();
+  while (since(start) < seconds) {
+    pollfd fds[16];
+    const int nfds = net->pollFds(comm, fds, 16);
+    CHECK(nfds >= 1, "a comm with a request outstanding named no fd");
+    if (poll(fds, nfds, 10) <= 0) continue;
+    ++wakes;
+    int done = 0;
+    size_t size = 0;
+    ok(net->test(req, &done, &size), "test");
+    CHECK(!done, "a request completed with nothing to complete it");
+  }
+  return wakes;
+}
+
 // pollFds, when the plugin has it: a recv comm with nothing posted names no fd; with a receive posted and no
-// message sent, its fds are not ready (the progress thread would spin); once the message is sent they become
-// ready within a second, and test() then completes the receive. A large send that fills the socket names a
-// POLLOUT fd that becomes ready as the receiver drains it.
+// message sent, its fds do not stay ready (the progress thread would spin); once the message is sent they
+// become ready within a second, and test() then completes the receive. A large send that its receiver has not
+// asked for yet (it fills the socket, or waits for a rendezvous) names fds that do not stay ready either.
 void casePollFds() {
   if (net->pollFds == nullptr) {
     printf("    pollFds: not provided (the library wakes on a timer for this plugin)\n");
@@ -464,12 +662,11 @@ void casePollFds() {
   size_t size = 0;
   ok(net->test(rreq, &done, &size), "test");
   CHECK(!done, "a receive completed before anything was sent");
-  int nfds = net->pollFds(p.recv, fds, 16);
-  CHECK(nfds >= 1, "a recv comm with a receive posted named no fd");
-  CHECK(poll(fds, nfds, 50) == 0, "an fd was ready before anything was sent");
+  int wakes = wakeUps(p.recv, rreq, 0.3);
+  CHECK(wakes <= 3, "a receive nobody sent to woke its thread ", wakes, " times in 0.3 s");
   void* sreq = post(true, p.send, s.data(), n, 3, s.mr);
   wait(sreq);
-  nfds = net->pollFds(p.recv, fds, 16);
+  int nfds = net->pollFds(p.recv, fds, 16);
   CHECK(poll(fds, nfds, 1000) >= 1, "no fd became ready within 1 s of the message");
   CHECK(wait(rreq, 5) == n, "the receive did not complete after its fd was ready");
   expectPattern(r.data(), n, 7, "payload");
@@ -480,9 +677,9 @@ void casePollFds() {
   void* bsend = post(true, p.send, bs.data(), big, 4, bs.mr);
   ok(net->test(bsend, &done, &size), "test(send)");
   CHECK(!done, "64 MiB left before a receive was posted");
-  nfds = net->pollFds(p.send, fds, 16);
-  CHECK(nfds >= 1, "a blocked send named no fd");
-  for (int i = 0; i < nfds; ++i) CHECK(fds[i].events & POLLOUT, "a send comm's fd waits for something else");
+  const int sendWakes = wakeUps(p.send, bsend, 0.3);
+  CHECK(sendWakes <= 3, "a send waiting for its receiver woke its thread ", sendWakes, " times in 0.3 s");
+  printf("    wake-ups in 0.3 s without progress: receive %d, send %d\n", wakes, sendWakes);
   void* brecv = post(false, p.recv, br.data(), big, 4, br.mr);
   CHECK(waitBoth(bsend, brecv) == big, "the 64 MiB message arrived short");
   expectPattern(br.data(), big, 9, "64 MiB payload");
@@ -511,7 +708,9 @@ int main(int argc, char** argv) {
       {"ordering (2000 messages)", caseOrdering},
       {"tags and truncation", caseTags},
       {"many outstanding, both directions", caseManyOutstanding},
+      {"messages before their receives", caseEarlyMessages},
       {"a peer that dies", [&] { casePeerDies(argv[0]); }},
+      {"a sender that leaves after sending", [&] { caseSenderLeaves(argv[0]); }},
       {"deadline", caseDeadline},
       {"pollFds", casePollFds},
   };

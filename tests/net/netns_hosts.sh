@@ -67,7 +67,9 @@ host_link() {
   ip link set "$(host_veth $1)" "$2"
 }
 
+# A short queue (16 KiB burst, 2 ms): TCP then holds what it sends in its socket buffers, where a close on
+# another connection (a plugin's setup socket) overtakes it; the ucx plugin once failed that way.
 host_tbf() {
-  tc qdisc replace dev "$(host_veth $1)" root tbf rate "$2" burst 64kb latency 400ms
-  ip netns exec "$(host_ns $1)" tc qdisc replace dev eth0 root tbf rate "$2" burst 64kb latency 400ms
+  tc qdisc replace dev "$(host_veth $1)" root tbf rate "$2" burst 16kb latency 2ms
+  ip netns exec "$(host_ns $1)" tc qdisc replace dev eth0 root tbf rate "$2" burst 16kb latency 2ms
 }

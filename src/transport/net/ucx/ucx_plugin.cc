@@ -9,12 +9,31 @@
 // peer error handling. The socket stays open: its end-of-file is how a side learns at once that its peer
 // process died (UCX's own keepalive takes much longer over tcp).
 //
+// Closing a sender in order: a send that completed has left the sender's buffer, not necessarily reached
+// the receiver (an eager message may still sit in a socket buffer, a rendezvous message's last control
+// message, ATP, may still be in flight), and the setup socket is another TCP connection whose end-of-file can
+// overtake them on a slow link. So closeSend flushes the endpoint (at most kFlushSeconds), writes a goodbye on
+// the setup socket ([magic][messages sent]), and only then closes the endpoint and the socket. A receiver
+// whose peer went (end-of-file on the setup socket, or the endpoint failed) first reads the goodbye, and keeps
+// waiting for the messages it announced instead of failing them: they are still on their way or already
+// queued in UCX. A peer that went without a goodbye died or lost its link: its receives fail at once.
+//
+// Sleeping (pollFds): the proxy waits on the worker's event fd (ucp_worker_get_efd; pollFds first progresses
+// until ucp_worker_arm succeeds), on the setup socket (the peer's goodbye or end-of-file), and on a timerfd of
+// the comm's own, which is set to expire at once when there is work the other two would not show: one of the
+// comm's requests completed inside another thread's progress (the worker is shared, and the network event that
+// completed it was consumed there), its endpoint failed, or test() would report something already.
+//
 // Tags: the 64-bit UCP tag is [connection id: 24 bits][sequence: 16 bits][user tag: 24 bits]. The receiver
 // chose the connection id; receives match on id and sequence (so messages match receives in posting order,
 // net.h), and the user tag is compared on completion (a mismatch is a protocol error).
 #include <ucp/api/ucp.h>
 
+#include <sys/timerfd.h>
+
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -31,10 +50,21 @@ constexpr int kMaxRequests = 256;
 constexpr uint64_t kSeqMask = 0xffff;
 constexpr uint64_t kUserMask = CHORUS_NET_MAX_TAG - 1;
 constexpr uint64_t kMatchMask = ~kUserMask;  // connection id and sequence
+// How long an orderly closeSend lets UCX push out what it still holds (closing in order, at the top).
+constexpr double kFlushSeconds = 1.0;
+
+// The sender's last record on the setup socket (closing in order, at the top).
+constexpr uint32_t kGoodbyeMagic = 0x43484259;  // "CHBY"
+struct Goodbye {
+  uint32_t magic;
+  uint32_t pad;
+  uint64_t sent;  // messages the sender sent (the first one that did not complete, and all after it, excluded)
+};
 
 std::mutex gMu;  // every UCP call (the worker is shared by all comms of the process)
 ucp_context_h gContext = nullptr;
 ucp_worker_h gWorker = nullptr;
+int gEventFd = -1;              // the worker's event fd (pollFds), -1 when UCX gave none
 std::vector<uint8_t> gAddress;  // this worker's address
 WireAddress gListen;
 std::atomic<uint32_t> gNextConnId{1};
@@ -55,9 +85,20 @@ struct Comm {
   uint32_t connId = 0;  // the receiver's choice; both sides use it in tags
   ucp_ep_h ep = nullptr;
   uint16_t seq = 0;
+  uint64_t posted = 0;  // messages posted on this comm: the index of the next one
   std::set<Request*> outstanding;
+  // The peer going: end-of-file on the setup socket, or a failed endpoint (its message), and what the setup
+  // socket brought before its end (the goodbye).
+  bool peerClosed = false;
+  std::string epFailed;
+  std::vector<uint8_t> inbox;
+  int64_t peerSent = -1;  // receiver: the sender's goodbye, -1 before one came
   chorusNetResult_t broken = chorusNetSuccess;
   std::string brokenWhy;
+  // pollFds: the timerfd that wakes this comm's sleeping thread (at the top of this file), and whether that
+  // thread is asleep (set by pollFds, cleared by test).
+  int wake = -1;
+  bool sleeping = false;
   // Setup: our frame to send, the peer's frame being read.
   std::vector<uint8_t> out;
   size_t outDone = 0;
@@ -67,10 +108,34 @@ struct Comm {
   size_t inDone = 0;
   WireAddress to;
 
+  Comm() = default;
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+  ~Comm() {
+    if (wake >= 0) ::close(wake);
+  }
   void breakWith(chorusNetResult_t code, const std::string& why) {
     if (broken != chorusNetSuccess) return;
     broken = code;
     brokenWhy = why;
+  }
+  // Sets the wake-up timer to expire after `ns` (0: disarms it and clears an expiry not yet read).
+  void setWake(long ns) {
+    if (wake < 0) return;
+    itimerspec t{};
+    t.it_value.tv_nsec = ns;
+    timerfd_settime(wake, 0, &t, nullptr);
+    if (ns == 0) {
+      uint64_t expirations;
+      ssize_t r = ::read(wake, &expirations, sizeof(expirations));
+      (void)r;  // EAGAIN: it had not expired
+    }
+  }
+  // Wakes the thread sleeping on this comm (a completion or a failure that came in another thread's progress).
+  void wakeSleeper() {
+    if (!sleeping) return;
+    sleeping = false;
+    setWake(1);
   }
 };
 
@@ -82,8 +147,8 @@ struct Request {
   size_t size = 0;
   uint32_t tag = 0;
   bool recv = false;
+  uint64_t index = 0;  // position among its comm's messages (Comm::posted)
   ucp_tag_t senderTag = 0;
-  ucp_tag_recv_info_t info{};  // a receive that completes in place reports here
 };
 
 struct ListenComm {
@@ -102,6 +167,7 @@ void finish(Request* r, ucs_status_t status) {
   }
   r->done = true;
   r->status = status;
+  r->comm->wakeSleeper();
 }
 
 void sendDone(void* request, ucs_status_t status, void* user) {
@@ -125,8 +191,11 @@ void recvDone(void* request, ucs_status_t status, const ucp_tag_recv_info_t* inf
 }
 
 void epError(void* arg, ucp_ep_h, ucs_status_t status) {
-  static_cast<Comm*>(arg)->breakWith(chorusNetRemoteError,
-                                     std::string("the UCX endpoint to the peer failed: ") + ucs_status_string(status));
+  // Not fatal by itself: a sender that closed in order fails its endpoint too (see peerGoneFor).
+  auto* c = static_cast<Comm*>(arg);
+  if (c->epFailed.empty())
+    c->epFailed = std::string("the UCX endpoint to the peer failed: ") + ucs_status_string(status);
+  c->wakeSleeper();
 }
 
 chorusNetResult_t init(chorusNetLogger_t, const char* listenAddress) {
@@ -138,7 +207,7 @@ chorusNetResult_t init(chorusNetLogger_t, const char* listenAddress) {
   if (s != UCS_OK) return fail(chorusNetUnavailable, "ucp_config_read: %s", ucs_status_string(s));
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
-  params.features = UCP_FEATURE_TAG;
+  params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;  // WAKEUP: the worker's event fd (pollFds)
   params.mt_workers_shared = 0;
   s = ucp_init(&params, config, &gContext);
   ucp_config_release(config);
@@ -158,6 +227,7 @@ chorusNetResult_t init(chorusNetLogger_t, const char* listenAddress) {
   if (s != UCS_OK) return fail(chorusNetUnavailable, "ucp_worker_get_address: %s", ucs_status_string(s));
   gAddress.assign(reinterpret_cast<uint8_t*>(addr), reinterpret_cast<uint8_t*>(addr) + len);
   ucp_worker_release_address(gWorker, addr);
+  if (ucp_worker_get_efd(gWorker, &gEventFd) != UCS_OK) gEventFd = -1;  // pollFds falls back to a timer
   return chorusNetSuccess;
 }
 
@@ -312,12 +382,52 @@ chorusNetResult_t deregMr(void*, void* mhandle) {
   return chorusNetSuccess;
 }
 
+// Reads what the peer wrote on the setup socket since setup (a sender writes only its goodbye) and notes its
+// end-of-file.
+void watchPeer(Comm* c) {
+  while (!c->peerClosed) {
+    uint8_t buf[64];
+    ssize_t n = ::recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (n <= 0) {
+      c->peerClosed = true;  // end-of-file, or a reset
+      break;
+    }
+    // A receiver keeps the goodbye; anything past it (or anything a send comm is sent) is not ours.
+    const size_t keep = c->send ? 0 : std::min(static_cast<size_t>(n), sizeof(Goodbye) - c->inbox.size());
+    c->inbox.insert(c->inbox.end(), buf, buf + keep);
+  }
+  if (c->peerSent < 0 && c->inbox.size() >= sizeof(Goodbye)) {
+    Goodbye g;
+    memcpy(&g, c->inbox.data(), sizeof(g));
+    if (g.magic == kGoodbyeMagic) c->peerSent = static_cast<int64_t>(g.sent);
+  }
+}
+
+// Breaks the comm when its peer went and message `index` cannot come any more: everything on a send comm,
+// and on a receive comm whatever the sender's goodbye did not announce (everything when it died without one).
+void peerGoneFor(Comm* c, uint64_t index) {
+  if (!c->peerClosed && c->epFailed.empty()) return;
+  if (!c->send) {
+    watchPeer(c);  // the goodbye may be waiting behind an endpoint failure
+    if (c->peerSent >= 0 && index < static_cast<uint64_t>(c->peerSent)) return;
+  }
+  std::string why = c->send ? "the receiver closed the connection or died"
+                    : c->peerSent >= 0
+                        ? "the sender closed the connection after " + std::to_string(c->peerSent) + " messages"
+                        : "the sender died or lost its link (it closed without a goodbye)";
+  if (!c->epFailed.empty()) why += " (" + c->epFailed + ")";
+  c->breakWith(chorusNetRemoteError, why);
+}
+
 chorusNetResult_t post(bool isSend, void* comm, void* data, size_t size, int tag, void* mhandle, void** request) {
   *request = nullptr;
   auto* c = static_cast<Comm*>(comm);
   std::lock_guard<std::mutex> lock(gMu);  // c->broken is written by callbacks under it
   if (mhandle == nullptr) return fail(chorusNetInvalidArgument, "ucx plugin: the buffer is not registered");
   if (tag < 0 || tag >= CHORUS_NET_MAX_TAG) return fail(chorusNetInvalidArgument, "tag %d out of range", tag);
+  if (c->broken == chorusNetSuccess) peerGoneFor(c, c->posted);
   if (c->broken != chorusNetSuccess) return fail(c->broken, "%s", c->brokenWhy.c_str());
   if (c->outstanding.size() >= static_cast<size_t>(kMaxRequests)) return chorusNetSuccess;  // no room
   auto* r = new Request;
@@ -325,21 +435,25 @@ chorusNetResult_t post(bool isSend, void* comm, void* data, size_t size, int tag
   r->tag = static_cast<uint32_t>(tag);
   r->recv = !isSend;
   r->size = size;
+  r->index = c->posted++;
   const ucp_tag_t base = (static_cast<ucp_tag_t>(c->connId) << 40) | (static_cast<ucp_tag_t>(c->seq & kSeqMask) << 24);
   ++c->seq;
   ucp_request_param_t p{};
-  // The registered handle is not passed (UCP_OP_ATTR_FIELD_MEMH): with UCX 1.13 over tcp between namespaces
-  // it gave wrong data in every run of multinode_slowlink_ucx, and in 2 of 3 without it (docs/networks.md).
-  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  // The buffer's registration (regMr) goes with it: UCP then takes its zero-copy paths without looking the
+  // memory up in its registration cache.
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_MEMH;
   p.user_data = r;
+  p.memh = static_cast<Mr*>(mhandle)->memh;
   ucs_status_ptr_t s;
   if (isSend) {
     p.cb.send = sendDone;
     s = ucp_tag_send_nbx(c->ep, data, size, base | static_cast<ucp_tag_t>(tag), &p);
   } else {
     p.cb.recv = recvDone;
-    p.op_attr_mask |= UCP_OP_ATTR_FIELD_RECV_INFO;
-    p.recv_info.tag_info = &r->info;
+    // A receive whose message is already here (unexpected) would complete in place, and UCX before 1.16 then
+    // leaves UCP_OP_ATTR_FIELD_RECV_INFO unwritten (the size and tag would read 0). Denying immediate
+    // completion makes UCX call recvDone with the message's info inside this call instead.
+    p.op_attr_mask |= UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
     s = ucp_tag_recv_nbx(gWorker, data, size, base, kMatchMask, &p);
   }
   if (UCS_PTR_IS_ERR(s)) {
@@ -348,14 +462,10 @@ chorusNetResult_t post(bool isSend, void* comm, void* data, size_t size, int tag
                                            ucs_status_string(UCS_PTR_STATUS(s)));
     return fail(c->broken, "%s", c->brokenWhy.c_str());
   }
-  if (s == nullptr) {  // completed in place: no callback comes
-    r->done = true;
-    if (!isSend) {
-      r->size = r->info.length;
-      r->senderTag = r->info.sender_tag;
-    }
-  } else {
-    r->ucx = s;
+  if (s == nullptr) {
+    r->done = true;  // a send completed in place: no callback comes
+  } else if (!r->done) {
+    r->ucx = s;  // (a receive whose callback already ran has freed s)
   }
   c->outstanding.insert(r);
   *request = r;
@@ -382,12 +492,13 @@ chorusNetResult_t test(void* request, int* done, size_t* size) {
   // Callbacks of any comm's requests run inside any thread's progress call: read request and comm state
   // under the same lock that serializes them.
   std::lock_guard<std::mutex> lock(gMu);
+  c->sleeping = false;
   for (int i = 0; i < 16 && ucp_worker_progress(gWorker) != 0; ++i) {
   }
   if (!r->done) {
-    if (c->broken == chorusNetSuccess && peerGone(c->fd)) {
-      c->breakWith(chorusNetRemoteError,
-                   c->send ? "the receiver closed the connection or died" : "the sender closed the connection or died");
+    if (c->broken == chorusNetSuccess) {
+      watchPeer(c);
+      peerGoneFor(c, r->index);
     }
     if (c->broken != chorusNetSuccess) return fail(c->broken, "%s", c->brokenWhy.c_str());
     return chorusNetSuccess;
@@ -411,6 +522,89 @@ chorusNetResult_t test(void* request, int* done, size_t* size) {
   c->outstanding.erase(r);
   delete r;
   return chorusNetSuccess;
+}
+
+// Sender closing in order (at the top of this file): lets UCX push out what it holds, then says how many
+// messages went out, before the endpoint and the setup socket close.
+void sayGoodbye(Comm* c) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kFlushSeconds));
+  Goodbye g{kGoodbyeMagic, 0, c->posted};
+  ucs_status_ptr_t s;
+  {
+    std::lock_guard<std::mutex> lock(gMu);
+    for (Request* r : c->outstanding) {
+      if (!r->done || r->status != UCS_OK) g.sent = std::min(g.sent, r->index);
+    }
+    ucp_request_param_t p{};
+    s = ucp_ep_flush_nbx(c->ep, &p);
+  }
+  // A failed endpoint lost what it held: no goodbye then, and the receiver fails what it still waits for as soon
+  // as the socket closes. A flush still in progress at the bound means the receiver is not reading now: the
+  // goodbye goes anyway, the rest follows while this process progresses UCX, and the receiver waits for it
+  // under its own deadline.
+  if (UCS_PTR_IS_ERR(s)) return;
+  if (s != nullptr) {
+    ucs_status_t status;
+    for (;;) {
+      std::lock_guard<std::mutex> lock(gMu);  // taken per step: other comms' threads progress meanwhile
+      ucp_worker_progress(gWorker);
+      status = ucp_request_check_status(s);
+      if (status != UCS_INPROGRESS || Clock::now() >= deadline) {
+        ucp_request_free(s);
+        break;
+      }
+    }
+    if (status != UCS_OK && status != UCS_INPROGRESS) return;
+  }
+  size_t done = 0;
+  while (sendSome(c->fd, &g, sizeof(g), &done) == 0 && Clock::now() < deadline) {
+    pollfd p{c->fd, POLLOUT, 0};
+    ::poll(&p, 1, 1);  // 16 bytes on an otherwise idle socket: room at once in practice
+  }
+}
+
+// Whether test() on the comm's oldest request (the proxy tests in posting order) would report something now.
+bool testWouldProgress(Comm* c) {
+  if (c->broken != chorusNetSuccess) return true;
+  const Request* oldest = nullptr;
+  for (const Request* r : c->outstanding) {
+    if (oldest == nullptr || r->index < oldest->index) oldest = r;
+  }
+  if (oldest->done) return true;
+  if (!c->peerClosed && c->epFailed.empty()) return false;
+  // The peer went: test() fails the request, unless a goodbye announced its message (net.h, at the top).
+  return c->send || c->peerSent < 0 || oldest->index >= static_cast<uint64_t>(c->peerSent);
+}
+
+// The fds whose readiness means that test() on this comm can progress (net.h; at the top of this file).
+int pollFds(void* comm, pollfd* fds, int max) {
+  auto* c = static_cast<Comm*>(comm);
+  std::lock_guard<std::mutex> lock(gMu);
+  if (c->outstanding.empty() || max < 1) return 0;
+  if (c->wake < 0) {
+    c->wake = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (c->wake < 0) return 0;
+  }
+  c->setWake(0);
+  c->sleeping = true;
+  bool armed = false;
+  for (int i = 0; i < 8 && !armed && gEventFd >= 0; ++i) {
+    for (int j = 0; j < 64 && ucp_worker_progress(gWorker) != 0; ++j) {
+    }
+    armed = ucp_worker_arm(gWorker) == UCS_OK;  // UCS_ERR_BUSY: events came meanwhile, progress them first
+  }
+  if (gEventFd < 0) {
+    c->setWake(100'000);  // no event fd: a 100 us slice, as the proxy's own timer would
+  } else if (!armed || testWouldProgress(c)) {
+    c->wakeSleeper();
+  }
+  int n = 0;
+  fds[n++] = pollfd{c->wake, POLLIN, 0};
+  if (n < max && gEventFd >= 0) fds[n++] = pollfd{gEventFd, POLLIN, 0};
+  if (n < max && !c->peerClosed) fds[n++] = pollfd{c->fd, POLLIN, 0};
+  return n;
 }
 
 // Closes the endpoint: flushes what was sent while the peer is alive (bounded), then forces it.
@@ -446,6 +640,7 @@ void closeEp(Comm* c) {
 chorusNetResult_t closeComm(void* comm) {
   if (comm == nullptr) return chorusNetSuccess;
   auto* c = static_cast<Comm*>(comm);
+  if (c->send && c->ep != nullptr && c->broken == chorusNetSuccess && c->posted > 0) sayGoodbye(c);
   closeEp(c);
   closeFd(&c->fd);
   delete c;
@@ -488,5 +683,5 @@ extern "C" __attribute__((visibility("default"))) const chorusNet_v1_t chorusNet
     chorus::netplugin::ucx::closeComm,
     chorus::netplugin::ucx::closeListen,
     chorus::netplugin::ucx::lastError,
-    nullptr,  // pollFds: UCX wakes the proxy by its timer (ucp_worker_get_efd would do; not wired yet)
+    chorus::netplugin::ucx::pollFds,
 };
