@@ -162,7 +162,8 @@ ParsedCommandLine parseCommandLine(int argc, char** argv) {
   auto* diff = app.add_subcommand("ckpt-diff", "compare the parameters of two checkpoints (any layouts)");
   diff->add_option("a", ck.a, "checkpoint directory (or step directory)")->required();
   diff->add_option("b", ck.b, "checkpoint directory (or step directory)")->required();
-  diff->add_option("--rtol", ck.rtol, "exit 1 when a tensor differs by more than this, relative to its largest value");
+  diff->add_option("--rtol", ck.rtol,
+                   "exit 1 when |a-b| / |a| over the whole parameter vector (Euclidean norms) exceeds this");
   auto* info = app.add_subcommand("ckpt-info", "describe a checkpoint and check every file's checksum");
   info->add_option("dir", ck.a, "checkpoint directory (or step directory)")->required();
   app.require_subcommand(0, 1);
