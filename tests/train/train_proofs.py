@@ -380,6 +380,29 @@ class Proofs(unittest.TestCase):
             self.assertEqual(m.group(3), peak)
             self.assertEqual(m.group(4), peak)
 
+    def test_communication_matches_the_formulas(self):
+        # Issue 11 item 5: every rank compares the bytes it passed to each collective of each group with the
+        # formula (Megatron's TP and SP volumes, the cross-entropy's reductions, PP's b*s*h per boundary, ZeRO's
+        # P per step or per micro-batch), exactly; ZeRO-3's parameter gathers against their upper bound.
+        layouts = [["-t", "2", "--zero", z, "--grad-accum", "2"] for z in ("0", "1", "2", "3")] + [
+            ["-t", "2", "--zero", "2", "--grad-comm-dtype", "bf16"],
+            ["--zero", "3"],
+            ["-t", "2", "--tp", "2"],
+            ["-t", "4", "--tp", "2", "--pp", "2", "--sequence-parallel", "--grad-accum", "2"],
+            ["-t", "2", "--pp", "2", "--schedule", "interleaved", "--virtual-stages", "2", "--grad-accum", "2"],
+            ["-t", "8", "--tp", "2", "--pp", "2", "--zero", "1", "--grad-accum", "2"],
+        ]
+        exe = os.path.join(BIN, "chorus-train")
+        for layout in layouts:
+            out = run([exe] + TINY + ["--layers", "4", "--steps", "2"] + layout).stdout
+            self.assertNotIn("differs from the formula", out, " ".join(layout))
+            self.assertIn("communication: every rank's volume per group and collective equals its formula", out,
+                          " ".join(layout) + "\n" + out)
+            rows = [l for l in out.splitlines() if re.match(r"\s+(data|tensor|pipeline|tied|parameter)", l)]
+            self.assertTrue(rows, out)
+            for r in rows:
+                self.assertNotRegex(r, r"\s-$", f"{' '.join(layout)}: a row without a formula: {r}")
+
     def test_3d_with_zero1_equals_one_process_and_resumes(self):
         layout = ["--tp", "2", "--pp", "2", "--zero", "1"]
         self.against_one_process(layout, 8, tag="3d")

@@ -4,9 +4,11 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "ckpt/atomic_file.h"
@@ -407,10 +409,25 @@ class RankTrainer {
     in.stage = s_->grid.stage();
     in.stages = opt_.pp;
     in.bf16 = opt_.gradCommDtype == "bf16";
+    for (const TensorSpec& t : s_->layout.tensors())
+      if (t.split == Split::kNone) in.replicated += t.size();
     std::vector<GroupVolume> groups;
     for (auto& [name, comm] : s_->grid.groups()) groups.push_back({name, &comm->stats()});
     if (s_->engine->comms().size() > 1) groups.push_back({"parameter-gather", &s_->engine->comms()[1]->stats()});
-    report_.volumes(groups, expectedVolumes(in), static_cast<int>(stepsRun_));
+    const std::vector<ExpectedVolume> expected = expectedVolumes(in);
+    report_.volumes(groups, expected, static_cast<int>(stepsRun_));
+    // Every rank checks its own groups against its formulas (rank 0's table shows one rank only); the ranks
+    // that differ say where, and rank 0 says how many did.
+    const std::vector<std::string> problems = checkVolumes(groups, expected, static_cast<int>(stepsRun_));
+    for (const std::string& p : problems)
+      std::printf("communication: rank %d differs from the formula: %s\n", s_->world.rank(), p.c_str());
+    std::fflush(stdout);
+    double differing = problems.empty() ? 0.0 : 1.0;
+    s_->control->allReduce(&differing, &differing, 1, DType::kFloat64, RedOp::kSum).wait();
+    report_.line("communication: %s (%d ranks checked; ZeRO-3's parameter gathers against their bound)",
+                 differing == 0 ? "every rank's volume per group and collective equals its formula"
+                                : "SOME RANKS DIFFER FROM THE FORMULAS (above)",
+                 s_->world.size());
   }
 
   TrainOptions opt_;  // a copy: an elastic run changes its data-parallel size
