@@ -240,10 +240,16 @@ class Proofs(unittest.TestCase):
         out = p.stdout + p.stderr
         self.assertRegex(out, rf"elastic: at step 10 lost rank\(s\) {fault_rank} .*3 ranks go on from the snapshot "
                          r"of step 8", out[-3000:])
-        took = re.search(r"elastic: 3 ranks completed step 9, ([0-9.]+) s after the failure was detected", out)
+        took = re.search(r"elastic: 3 ranks completed step 9, ([0-9.]+) s after the failure was detected "
+                         r"\(wall clock ([0-9.]+) s\)", out)
         self.assertIsNotNone(took, out[-3000:])
-        print(f"killed rank {fault_rank}: from the detected failure to the next completed step "
-              f"{float(took.group(1)):.3f} s")
+        died = re.search(rf"fault injection: world rank {fault_rank} SIGKILLs itself at the start of step 10 "
+                         r"\(wall clock ([0-9.]+) s\)", out)
+        self.assertIsNotNone(died, out[-3000:])
+        since_death = float(took.group(2)) - float(died.group(1))
+        self.assertGreater(since_death, 0.0)
+        print(f"killed rank {fault_rank}: from its death to the next completed step {since_death:.3f} s "
+              f"(from the detected failure {float(took.group(1)):.3f} s)")
         self.assertRegex(out, r"after the elastic recovery, on 3 ranks:\s+(\[\d+\] )?done: 12 steps")
         # Steps 9-20 as the survivors ran them (the CSV keeps the 4-rank rows before them; the later row of a
         # step wins) against the resumed 3-rank run.

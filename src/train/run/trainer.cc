@@ -35,6 +35,10 @@ using Clock = std::chrono::steady_clock;
 double seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
+// Seconds since the epoch: comparable between the processes of one host.
+double wallClock() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 
 int64_t zeroFormulaBytes(int zero, int64_t psi, int n) {
   switch (zero) {
@@ -59,14 +63,19 @@ class RankTrainer {
     for (int64_t step = firstStep_; step <= opt_.steps;) {
       try {
         if (s_->world.rank() == opt_.faultRank && step == opt_.faultStep && !faulted_) {
+          // Fault injection (tests): a real process death at the start of the step. The wall clock of the death
+          // lets a test measure the time from it to the survivors' next completed step (same host).
+          std::printf("fault injection: world rank %d SIGKILLs itself at the start of step %lld (wall clock %.6f s)\n",
+                      opt_.faultRank, static_cast<long long>(step), wallClock());
           std::fflush(stdout);
-          std::raise(SIGKILL);  // fault injection (tests): a real process death at the start of the step
+          std::raise(SIGKILL);
         }
         trainStep(step);
         if (opt_.elastic && step % opt_.snapshotEvery == 0) takeSnapshot(step);
         if (recoveredAt_) {
-          report_.line("elastic: %d ranks completed step %lld, %.3f s after the failure was detected", s_->world.size(),
-                       static_cast<long long>(step), seconds(*recoveredAt_, Clock::now()));
+          report_.line(
+              "elastic: %d ranks completed step %lld, %.3f s after the failure was detected (wall clock %.6f s)",
+              s_->world.size(), static_cast<long long>(step), seconds(*recoveredAt_, Clock::now()), wallClock());
           recoveredAt_.reset();
         }
         ++step;
