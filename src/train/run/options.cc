@@ -8,6 +8,7 @@
 
 #include "comm/comm.h"
 #include "data/corpus.h"
+#include "run/make_device.h"
 
 namespace chorus::train {
 namespace {
@@ -29,6 +30,10 @@ std::string checkOptions(const TrainOptions& o) {
   if (o.backend == "mpi" && !haveMpi) return "--backend mpi: this build has no MPI";
   if (o.backend == "mpi" && o.threads > 1) return "--backend mpi runs one rank per process: drop -t/--threads";
   if (o.saveEvery > 0 && o.save.empty()) return "--save-every needs --save DIR";
+  if (o.device == "cuda" && o.backend != "chorus")
+    return "--device cuda needs --backend chorus (the MPI backend has no communicators on a GPU)";
+  if (o.device == "cuda" && o.elastic) return "--elastic runs on the host only (not with --device cuda)";
+  if (std::string why = deviceUnavailableReason(o.device); !why.empty()) return why;
   if (o.elastic && (o.tp != 1 || o.pp != 1)) return "--elastic is data parallelism only: --tp 1 --pp 1";
   if (o.elastic && o.backend != "chorus") return "--elastic needs --backend chorus";
   if (o.elastic && o.threads > 1) return "--elastic needs one rank per process (a lost rank is a lost process)";
@@ -116,6 +121,12 @@ ParsedCommandLine parseCommandLine(int argc, char** argv) {
   app.add_option("--backend", o.backend, "communication backend: chorus or mpi (Open MPI, under mpirun)")
       ->group(par)
       ->check(CLI::IsMember({"chorus", "mpi"}));
+  app.add_option("--device", o.device,
+                 "where tensors live and the layers run: host (OpenBLAS), cuda (a GPU: CUDA kernels and cuBLAS, "
+                 "Chorus communicators on the GPU; ranks share the visible GPUs round-robin; not yet run on a GPU) "
+                 "or emulated (the cuda path's kernels and GEMM calls run on the host, to test it without a GPU)")
+      ->group(par)
+      ->check(CLI::IsMember({"host", "cuda", "emulated"}));
   app.add_option("-t,--threads", o.threads, "ranks as threads of this process (Chorus backend)")
       ->group(par)
       ->check(CLI::PositiveNumber);

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,10 +21,11 @@
 #include "parallel/grid.h"
 #include "parallel/pipeline.h"
 #include "parallel/tensor_parallel.h"
+#include "run/make_device.h"
 #include "run/report.h"
 #include "run/setup.h"
 #include "run/volumes.h"
-#include "tensor/blas.h"
+#include "tensor/device.h"
 #include "tensor/memory_ledger.h"
 
 namespace chorus::train {
@@ -170,7 +170,7 @@ class RankTrainer {
     // The GEMM peak each rank reaches while the others measure theirs at the same time: summed, the
     // machine's aggregate (ranks that share a core share its peak), which MFU is reported against.
     s_->control->barrier();
-    double peak = measureGemmPeakGflops(opt_.peakMs) * 1e9;
+    double peak = Device::current().gemmPeakGflops(opt_.peakMs) * 1e9;
     s_->control->allReduce(&peak, &peak, 1, DType::kFloat64, RedOp::kSum).wait();
     peakFlops_ = peak;
     if (!opt_.quiet) banner();
@@ -194,8 +194,8 @@ class RankTrainer {
         "(batch %d x micro-batches %d x dp %d)",
         corpus_.name.c_str(), static_cast<long long>(corpus_.train.size()), static_cast<long long>(corpus_.val.size()),
         opt_.globalSequences(dp()), m.seqLen, opt_.batch, opt_.gradAccum, dp());
-    report_.line("GEMM peak %.1f GFLOP/s over all ranks; %.1f MFLOP per token", peakFlops_ / 1e9,
-                 m.flopsPerToken() / 1e6);
+    report_.line("device: %s; GEMM peak %.1f GFLOP/s over all ranks; %.1f MFLOP per token",
+                 Device::current().name().c_str(), peakFlops_ / 1e9, m.flopsPerToken() / 1e6);
   }
 
   // Every communicator whose waits count as exposed communication.
@@ -248,14 +248,13 @@ class RankTrainer {
       int64_t a = std::max(off, w->offset), b = std::min(off + n, w->offset + w->size());
       if (a < b) copy(a - off, a - w->offset, b - a);
     };
+    Device& dev = Device::current();
     s_->engine->forEachShardGrad([&](int64_t off, int64_t n, float* g) {
-      overlap(off, n,
-              [&](int64_t gi, int64_t wi, int64_t k) { std::memcpy(buf.data() + wi, g + gi, k * sizeof(float)); });
+      overlap(off, n, [&](int64_t gi, int64_t wi, int64_t k) { dev.copy(buf.data() + wi, g + gi, k * sizeof(float)); });
     });
     tied->allReduce(buf.data(), buf.data(), static_cast<size_t>(buf.size()), DType::kFloat32, RedOp::kSum).wait();
     s_->engine->forEachShardGrad([&](int64_t off, int64_t n, float* g) {
-      overlap(off, n,
-              [&](int64_t gi, int64_t wi, int64_t k) { std::memcpy(g + gi, buf.data() + wi, k * sizeof(float)); });
+      overlap(off, n, [&](int64_t gi, int64_t wi, int64_t k) { dev.copy(g + gi, buf.data() + wi, k * sizeof(float)); });
     });
   }
 
@@ -462,6 +461,9 @@ class RankTrainer {
 void trainRank(const TrainOptions& opt, Comm& world, const Corpus& corpus) {
   MemoryLedger ledger;
   MemoryLedger::Scope scope(&ledger);
+  // The rank's device outlives everything made on it (the trainer's buffers and communicators).
+  DevicePtr device = makeDevice(opt.device, world.rank());
+  Device::Scope onDevice(device.get());
   RankTrainer t(opt, world, corpus);
   t.run();
 }
