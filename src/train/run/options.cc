@@ -47,7 +47,8 @@ ParsedCommandLine parseCommandLine(int argc, char** argv) {
   ParsedCommandLine out;
   TrainOptions& o = out.train;
   CLI::App app{
-      "chorus-train: trains a GPT on bytes of text with data parallelism and ZeRO through Chorus (or Open MPI).\n"
+      "chorus-train: trains a GPT on bytes of text with data, tensor and pipeline parallelism and ZeRO through Chorus\n"
+      "(or Open MPI).\n"
       "One rank per process under chorusrun, mpirun, Slurm or torchrun-style variables, or -t N ranks as threads."};
   app.option_defaults()->always_capture_default()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.set_version_flag("--version", "chorus-train 0.1");
@@ -140,8 +141,8 @@ ParsedCommandLine parseCommandLine(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--resume", o.resume, "resume from the latest checkpoint in this directory")->group(io);
   app.add_option("--dump-grads", o.dumpGrads,
-                 "write the last step's gradient (before clipping) to this file: raw float32 in the flat layout's "
-                 "order, for comparing layouts")
+                 "write the last step's gradient (before clipping) to this directory in checkpoint form (the gradient "
+                 "in place of the parameters), for comparing layouts with ckpt-diff")
       ->group(io);
   app.add_option("--eval-every", o.evalEvery, "steps between validation losses (0: never)")
       ->group(io)
