@@ -522,7 +522,7 @@ class GpuProofs(Proofs):
     GPU: the tolerances are the host proofs'."""
 
     def setUp(self):
-        super().setUp()
+        # Before the temporary directory is made: a skip raised here skips tearDown too.
         p = run([os.path.join(BIN, "chorus-train"), "--device", "cuda", "--steps", "1", "-q", "--corpus", "synthetic",
                  "--layers", "1", "--d-model", "16", "--heads", "2", "--seq-len", "8", "--batch", "1",
                  "--eval-every", "0", "--peak-ms", "1"], expect=None)
@@ -532,6 +532,7 @@ class GpuProofs(Proofs):
                 self.fail(f"a GPU is present (or CHORUS_REQUIRE_GPU=1) but the trainer cannot use it: {why}")
             self.skipTest(why)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        super().setUp()
 
     def gpu(self, layout, np, tag):
         self.against_one_process(layout, np, extra=["--device", "cuda"], launcher="threads", tag=tag)
