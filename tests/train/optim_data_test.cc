@@ -9,6 +9,7 @@
 #include "data/sampler.h"
 #include "optim/adamw.h"
 #include "optim/lr_schedule.h"
+#include "tensor/device.h"
 
 namespace chorus::train {
 namespace {
@@ -26,7 +27,7 @@ TEST(AdamW, MatchesTorchFormulaAndDecaysOnlyMatrices) {
   AdamWConfig c;
   std::vector<double> pd(p.begin(), p.end()), md(l.size()), vd(l.size());
   for (int step = 1; step <= 3; ++step) {
-    adamwStep(c, mask, step, 1e-2f, 0.5f, 0, l.size(), p.data(), g.data(), m.data(), v.data());
+    adamwStep(c, mask, step, 1e-2f, 0.5f, 0, l.size(), p.data(), g.data(), m.data(), v.data(), Device::host());
     for (const TensorSpec& t : l.tensors()) {
       for (int64_t i = t.offset; i < t.offset + t.size(); ++i) {
         double gr = 0.5 * g[i];
@@ -42,9 +43,9 @@ TEST(AdamW, MatchesTorchFormulaAndDecaysOnlyMatrices) {
   // A range that starts inside a tensor updates only its elements, with the same values.
   std::vector<float> p2(l.size(), 0.5f), m2(l.size()), v2(l.size());
   const int64_t a = 7, b = l.size() - 3;
-  adamwStep(c, mask, 1, 1e-2f, 0.5f, a, b, p2.data() + a, g.data() + a, m2.data() + a, v2.data() + a);
+  adamwStep(c, mask, 1, 1e-2f, 0.5f, a, b, p2.data() + a, g.data() + a, m2.data() + a, v2.data() + a, Device::host());
   std::vector<float> p3(l.size(), 0.5f), m3(l.size()), v3(l.size());
-  adamwStep(c, mask, 1, 1e-2f, 0.5f, 0, l.size(), p3.data(), g.data(), m3.data(), v3.data());
+  adamwStep(c, mask, 1, 1e-2f, 0.5f, 0, l.size(), p3.data(), g.data(), m3.data(), v3.data(), Device::host());
   for (int64_t i = 0; i < l.size(); ++i) EXPECT_EQ(p2[i], (i >= a && i < b) ? p3[i] : 0.5f) << i;
 }
 

@@ -6,21 +6,19 @@
 #include <cstdint>
 #include <cstring>
 
+#include "tensor/hd.h"
+
 namespace chorus::train {
 
-inline uint16_t floatToBf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
+CHORUS_TRAIN_HD uint16_t floatToBf16(float f) {
+  auto u = static_cast<uint32_t>(floatBits(f));
   if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);  // NaN stays NaN
   u += 0x7fffu + ((u >> 16) & 1u);
   return static_cast<uint16_t>(u >> 16);
 }
 
-inline float bf16ToFloat(uint16_t h) {
-  uint32_t u = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
+CHORUS_TRAIN_HD float bf16ToFloat(uint16_t h) {
+  return bitsFloat(static_cast<int32_t>(static_cast<uint32_t>(h) << 16));
 }
 
 inline void toBf16(const float* src, uint16_t* dst, int64_t n) {

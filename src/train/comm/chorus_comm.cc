@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "tensor/device.h"
+
 namespace chorus::train {
 namespace {
 
@@ -37,6 +39,11 @@ class ChorusComm::Pending : public Work::Impl {
   bool test() override {
     if (owner_->completed_ >= ticket_) return true;
     uint64_t issued = owner_->issued_;
+    if (owner_->onGpu()) {
+      if (!owner_->device_->streamIdle(owner_->stream_)) return false;
+      owner_->synchronize();  // checks the communicator's asynchronous error
+      return true;
+    }
     chorusResult_t r = chorusStreamQuery(owner_->stream_);
     if (r == chorusInProgress) return false;
     owner_->check(r, "chorusStreamQuery");
@@ -49,9 +56,15 @@ class ChorusComm::Pending : public Work::Impl {
   uint64_t ticket_;
 };
 
-ChorusComm::ChorusComm(chorusComm_t comm) : comm_(comm) {
+ChorusComm::ChorusComm(chorusComm_t comm, Device* device) : comm_(comm) {
   throwIf(chorusCommUserRank(comm_, &rank_), "chorusCommUserRank", comm_);
   throwIf(chorusCommCount(comm_, &size_), "chorusCommCount", comm_);
+  if (device && device->cudaIndex() >= 0) {
+    device_ = device;
+    stream_ = device_->createStream();
+    scratch_ = device_->allocate(sizeof(int64_t));
+    return;
+  }
   throwIf(chorusStreamCreate(&stream_), "chorusStreamCreate", comm_);
 }
 
@@ -59,13 +72,21 @@ ChorusComm::~ChorusComm() {
   if (failed_) {
     // A failed communicator cannot flush: abort it so nothing waits on peers that may be gone.
     chorusCommAbort(comm_);
-    chorusStreamDestroy(stream_);
-    return;
+  } else {
+    if (onGpu()) {
+      device_->synchronizeStream(stream_);
+    } else {
+      chorusStreamSynchronize(stream_);
+    }
+    chorusCommFinalize(comm_);
+    chorusCommDestroy(comm_);
   }
-  chorusStreamSynchronize(stream_);
-  chorusStreamDestroy(stream_);
-  chorusCommFinalize(comm_);
-  chorusCommDestroy(comm_);
+  if (onGpu()) {
+    device_->destroyStream(stream_);
+    device_->release(scratch_);
+  } else {
+    chorusStreamDestroy(stream_);
+  }
 }
 
 void ChorusComm::check(chorusResult_t r, const char* call) {
@@ -78,15 +99,29 @@ Work ChorusComm::issued() {
   return Work(std::make_shared<Pending>(this, ++issued_), &stats());
 }
 
+void ChorusComm::beforeIssue() {
+  if (onGpu()) device_->streamWaitsForWork(stream_);
+}
+
 void ChorusComm::synchronize() {
   uint64_t issued = issued_;
-  check(chorusStreamSynchronize(stream_), "chorusStreamSynchronize");
+  if (onGpu()) {
+    device_->synchronizeStream(stream_);
+    // A collective's kernel reports its failure to the communicator, not to the stream (chorusInProgress: work
+    // of another thread's stream is still pending).
+    chorusResult_t async = chorusSuccess;
+    check(chorusCommGetAsyncError(comm_, &async), "chorusCommGetAsyncError");
+    if (async != chorusInProgress) check(async, "a collective on the GPU");
+  } else {
+    check(chorusStreamSynchronize(stream_), "chorusStreamSynchronize");
+  }
   completed_ = issued;
 }
 
 Work ChorusComm::allReduce(const void* send, void* recv, size_t count, DType t, RedOp op) {
   int64_t bytes = static_cast<int64_t>(count * dtypeSize(t));
   recordCollective(CollKind::kAllReduce, bytes);
+  beforeIssue();
   check(chorusAllReduce(send, recv, count, toChorus(t), toChorus(op), comm_, stream_), "chorusAllReduce");
   return issued();
 }
@@ -94,6 +129,7 @@ Work ChorusComm::allReduce(const void* send, void* recv, size_t count, DType t, 
 Work ChorusComm::reduceScatter(const void* send, void* recv, size_t recvCount, DType t, RedOp op) {
   int64_t bytes = static_cast<int64_t>(recvCount * dtypeSize(t)) * size_;
   recordCollective(CollKind::kReduceScatter, bytes);
+  beforeIssue();
   check(chorusReduceScatter(send, recv, recvCount, toChorus(t), toChorus(op), comm_, stream_), "chorusReduceScatter");
   return issued();
 }
@@ -101,6 +137,7 @@ Work ChorusComm::reduceScatter(const void* send, void* recv, size_t recvCount, D
 Work ChorusComm::allGather(const void* send, void* recv, size_t sendCount, DType t) {
   int64_t bytes = static_cast<int64_t>(sendCount * dtypeSize(t)) * size_;
   recordCollective(CollKind::kAllGather, bytes);
+  beforeIssue();
   check(chorusAllGather(send, recv, sendCount, toChorus(t), comm_, stream_), "chorusAllGather");
   return issued();
 }
@@ -108,6 +145,7 @@ Work ChorusComm::allGather(const void* send, void* recv, size_t sendCount, DType
 Work ChorusComm::broadcast(void* buf, size_t count, DType t, int root) {
   int64_t bytes = static_cast<int64_t>(count * dtypeSize(t));
   recordCollective(CollKind::kBroadcast, bytes);
+  beforeIssue();
   check(chorusBroadcast(buf, buf, count, toChorus(t), root, comm_, stream_), "chorusBroadcast");
   return issued();
 }
@@ -115,12 +153,14 @@ Work ChorusComm::broadcast(void* buf, size_t count, DType t, int root) {
 Work ChorusComm::reduce(const void* send, void* recv, size_t count, DType t, RedOp op, int root) {
   int64_t bytes = static_cast<int64_t>(count * dtypeSize(t));
   recordCollective(CollKind::kReduce, bytes);
+  beforeIssue();
   check(chorusReduce(send, recv, count, toChorus(t), toChorus(op), root, comm_, stream_), "chorusReduce");
   return issued();
 }
 
 Work ChorusComm::sendRecv(const std::vector<P2pOp>& ops) {
   int64_t sent = 0, message = 0;
+  beforeIssue();
   check(chorusGroupStart(), "chorusGroupStart");
   chorusResult_t first = chorusSuccess;
   for (const P2pOp& o : ops) {
@@ -139,23 +179,42 @@ Work ChorusComm::sendRecv(const std::vector<P2pOp>& ops) {
 }
 
 void ChorusComm::barrier() {
-  // Chorus, like NCCL, has no barrier: a one-element all-reduce that every rank must join serves as one.
+  // Chorus, like NCCL, has no barrier: a one-element all-reduce that every rank must join serves as one (on a
+  // GPU, of device memory).
   int64_t one = 1, sum = 0;
-  check(chorusAllReduce(&one, &sum, 1, chorusInt64, chorusSum, comm_, stream_), "chorusAllReduce (barrier)");
+  void* in = &one;
+  void* out = &sum;
+  if (onGpu()) {
+    beforeIssue();
+    in = out = scratch_;
+  }
+  check(chorusAllReduce(in, out, 1, chorusInt64, chorusSum, comm_, stream_), "chorusAllReduce (barrier)");
   issued_++;
   synchronize();
 }
 
 std::unique_ptr<Comm> ChorusComm::duplicate() {
-  return split(0, rank_);
+  return splitWith(0, rank_, device_);
 }
 
 std::unique_ptr<Comm> ChorusComm::split(int color, int key) {
+  return splitWith(color, key, device_);
+}
+
+std::unique_ptr<Comm> ChorusComm::splitOnDevice(int color, int key, Device& device) {
+  return splitWith(color, key, device.cudaIndex() >= 0 ? &device : nullptr);
+}
+
+std::unique_ptr<Comm> ChorusComm::splitWith(int color, int key, Device* device) {
   synchronize();  // the split must not overtake operations still queued on the stream
+  // A child on a GPU says so (its parent may be a host communicator); otherwise it inherits the parent's options.
+  chorusConfig_t config = CHORUS_CONFIG_INITIALIZER;
+  if (device) config.device = device->cudaIndex();
   chorusComm_t out = nullptr;
-  check(chorusCommSplit(comm_, color < 0 ? CHORUS_SPLIT_NOCOLOR : color, key, &out, nullptr), "chorusCommSplit");
+  check(chorusCommSplit(comm_, color < 0 ? CHORUS_SPLIT_NOCOLOR : color, key, &out, device ? &config : nullptr),
+        "chorusCommSplit");
   if (!out) return nullptr;
-  return std::make_unique<ChorusComm>(out);
+  return std::make_unique<ChorusComm>(out, device);
 }
 
 void ChorusComm::abandon() {

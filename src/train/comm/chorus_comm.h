@@ -3,6 +3,10 @@
 // Work's wait() synchronizes the stream: it returns once its operation and every one issued before it on this
 // Comm are done (it may also wait for later ones); a Comm whose waits must not cover another's operations
 // uses its own duplicate().
+//
+// On a GPU (a communicator made by splitOnDevice with a CUDA device) the operations run on a CUDA stream of the
+// communicator's own, each after the device's computation issued before it, and a Work's wait() synchronizes
+// that stream: the same contract, so the parallel code above is the same on both. (Not yet run on a GPU.)
 #ifndef CHORUS_TRAIN_COMM_CHORUS_COMM_H_
 #define CHORUS_TRAIN_COMM_CHORUS_COMM_H_
 
@@ -17,8 +21,8 @@ namespace chorus::train {
 
 class ChorusComm : public Comm {
  public:
-  // Takes ownership of `comm`.
-  explicit ChorusComm(chorusComm_t comm);
+  // Takes ownership of `comm`; `device` (may be null: host memory) is the device whose memory its buffers are in.
+  explicit ChorusComm(chorusComm_t comm, Device* device = nullptr);
   ~ChorusComm() override;
 
   int rank() const override { return rank_; }
@@ -34,6 +38,7 @@ class ChorusComm : public Comm {
   void barrier() override;
   std::unique_ptr<Comm> duplicate() override;
   std::unique_ptr<Comm> split(int color, int key) override;
+  std::unique_ptr<Comm> splitOnDevice(int color, int key, Device& device) override;
   // Revokes the communicator (its peers' pending and next operations on it fail at once) and marks it
   // failed, so destroying it aborts instead of flushing.
   void abandon() override;
@@ -52,10 +57,16 @@ class ChorusComm : public Comm {
 
  private:
   void check(chorusResult_t r, const char* call);
+  // Before an operation is enqueued: on a GPU, the stream waits for the computation issued so far.
+  void beforeIssue();
   Work issued();
   void synchronize();
+  bool onGpu() const { return device_ != nullptr; }
+  std::unique_ptr<Comm> splitWith(int color, int key, Device* device);
 
   chorusComm_t comm_;
+  Device* device_ = nullptr;  // set for a communicator on a GPU
+  void* scratch_ = nullptr;   // its barrier's 8 bytes of device memory
   chorusStream_t stream_ = nullptr;
   int rank_ = 0, size_ = 1;
   uint64_t issued_ = 0;     // operations enqueued

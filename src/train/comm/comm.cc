@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "tensor/device.h"
+
 namespace chorus::train {
 
 size_t dtypeSize(DType t) {
@@ -59,6 +61,13 @@ void Work::wait() {
 bool Work::test() {
   if (impl_ && impl_->test()) impl_.reset();
   return !impl_;
+}
+
+std::unique_ptr<Comm> Comm::splitOnDevice(int color, int key, Device& device) {
+  if (device.cudaIndex() >= 0)
+    throw CommError(std::string("the ") + backendName() + " backend has no communicators on a GPU (" + device.name() +
+                    ")");
+  return split(color, key);
 }
 
 std::vector<std::string> availableBackends() {

@@ -15,6 +15,8 @@
 
 namespace chorus::train {
 
+class Device;
+
 enum class DType { kFloat32, kBfloat16, kFloat64, kInt64 };
 enum class RedOp { kSum, kMax };
 size_t dtypeSize(DType t);
@@ -98,6 +100,10 @@ class Comm {
   // Ranks passing the same color form a new communicator ordered by key; a negative color returns null.
   // Collective over this communicator.
   virtual std::unique_ptr<Comm> split(int color, int key) = 0;
+  // As split, for buffers in `device`'s memory: on a GPU, a communicator on that GPU whose operations wait for
+  // the device's computation issued before them (Device::streamWaitsForWork). Backends without communicators on
+  // a GPU throw CommError for one; host memory gives split's communicator.
+  virtual std::unique_ptr<Comm> splitOnDevice(int color, int key, Device& device);
   // Lets a backend with no progress thread of its own advance pending operations (MPI); cheap to call.
   virtual void poll() {}
   // After a failure somewhere in the job: destroying this communicator must not wait for its peers (Chorus

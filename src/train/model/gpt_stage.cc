@@ -1,25 +1,22 @@
 #include "model/gpt_stage.h"
 
-#include <cstring>
 #include <stdexcept>
 
-#include "model/attention.h"
-#include "model/cross_entropy.h"
-#include "model/embedding.h"
-#include "model/gelu.h"
-#include "model/layernorm.h"
-#include "model/linear.h"
+#include "model/host_layer_ops.h"
+#include "tensor/device.h"
 
 namespace chorus::train {
 namespace {
+// The layers of the rank's device; double (the gradient check) runs on the host only.
 template <typename F>
-void addInto(F* dst, const F* src, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
+LayerOps<F>& defaultOps();
+template <>
+LayerOps<float>& defaultOps<float>() {
+  return Device::current().layers();
 }
-// x (R,C) += bias (C) on every row: the bias of a row-parallel layer, added once after the group's sum.
-template <typename F>
-void addBias(F* x, const F* bias, int R, int C) {
-  for (int r = 0; r < R; ++r) addInto(x + static_cast<int64_t>(r) * C, bias, C);
+template <>
+LayerOps<double>& defaultOps<double>() {
+  return HostLayerOps<double>::instance();
 }
 
 // Rows of the flattened batch this rank's residual stream holds.
@@ -78,8 +75,12 @@ int64_t StageActivations<F>::bytes() const {
 }
 
 template <typename F>
-GptStage<F>::GptStage(const ParamLayout& layout, int chunk, int batch, TensorParallelOps<F>* tp, bool sp)
-    : layout_(layout), tp_(layout.part().tpSize > 1 ? tp : nullptr), sp_(sp && layout.part().tpSize > 1) {
+GptStage<F>::GptStage(const ParamLayout& layout, int chunk, int batch, TensorParallelOps<F>* tp, bool sp,
+                      LayerOps<F>* ops)
+    : layout_(layout),
+      ops_(ops ? *ops : defaultOps<F>()),
+      tp_(layout.part().tpSize > 1 ? tp : nullptr),
+      sp_(sp && layout.part().tpSize > 1) {
   const ModelConfig& cfg = layout.config();
   const ModelPart& part = layout.part();
   const int t = part.tpSize;
@@ -112,7 +113,7 @@ GptStage<F>::GptStage(const ParamLayout& layout, int chunk, int batch, TensorPar
     datty_.resize(n * Cl_, k);
     dfch_.resize(n * Fl_, k);
     dfcg_.resize(n * Fl_, k);
-    dscores_.resize(static_cast<int64_t>(T_) * T_, k);
+    dscores_.resize(ops_.attentionScratch(B_, T_, Hl_), k);
   }
   if (sp_) {
     rows_.resize(static_cast<int64_t>(Nr_) * C_, k);
@@ -132,27 +133,27 @@ int64_t GptStage<F>::scratchBytes() const {
 template <typename F>
 void GptStage<F>::normForColumnParallel(F* full, F* mean, F* rstd, const F* x, const F* w, const F* b) {
   if (!sp_) {
-    layernormForward<F>(full, mean, rstd, x, w, b, N_, C_);
+    ops_.layernormForward(full, mean, rstd, x, w, b, N_, C_);
     return;
   }
-  layernormForward<F>(rows_.data(), mean, rstd, x, w, b, Nr_, C_);
+  ops_.layernormForward(rows_.data(), mean, rstd, x, w, b, Nr_, C_);
   tp_->allGatherRows(rows_.data(), full, static_cast<int64_t>(Nr_) * C_);
 }
 
 template <typename F>
 void GptStage<F>::rowParallelForward(F* out, const F* inp, const F* w, const F* bias, int I) {
   if (!tp_) {
-    linearForward<F>(out, inp, w, bias, N_, I, C_);
+    ops_.linearForward(out, inp, w, bias, N_, I, C_);
     return;
   }
   if (sp_) {
-    linearForward<F>(full_.data(), inp, w, nullptr, N_, I, C_);
+    ops_.linearForward(full_.data(), inp, w, nullptr, N_, I, C_);
     tp_->reduceScatterRows(full_.data(), out, static_cast<int64_t>(Nr_) * C_);
   } else {
-    linearForward<F>(out, inp, w, nullptr, N_, I, C_);
+    ops_.linearForward(out, inp, w, nullptr, N_, I, C_);
     tp_->sumActivations(out, static_cast<int64_t>(N_) * C_);
   }
-  addBias(out, bias, Nr_, C_);
+  ops_.addBias(out, bias, Nr_, C_);
 }
 
 template <typename F>
@@ -166,15 +167,15 @@ void GptStage<F>::forward(StageActivations<F>& a, UnitAccess<F>& access) {
     F* x0 = a.x[0].data();
     if (sp_) {
       // Vocabulary-parallel lookup of every row; the group's sum of this rank's rows, plus their positions.
-      embeddingForward<F>(full_.data(), a.tokens.data(), wte, layout_.vocabStart(), Vl_, nullptr, B_, T_, C_);
+      ops_.embeddingForward(full_.data(), a.tokens.data(), wte, layout_.vocabStart(), Vl_, nullptr, B_, T_, C_);
       tp_->reduceScatterRows(full_.data(), x0, static_cast<int64_t>(Nr_) * C_);
-      addPositionRows<F>(x0, wpe, rowOffset_, Nr_, T_, C_);
+      ops_.addPositionRows(x0, wpe, rowOffset_, Nr_, T_, C_);
     } else if (tp_) {
-      embeddingForward<F>(x0, a.tokens.data(), wte, layout_.vocabStart(), Vl_, nullptr, B_, T_, C_);
+      ops_.embeddingForward(x0, a.tokens.data(), wte, layout_.vocabStart(), Vl_, nullptr, B_, T_, C_);
       tp_->sumActivations(x0, static_cast<int64_t>(N_) * C_);
-      addPositions<F>(x0, wpe, B_, T_, C_);
+      ops_.addPositions(x0, wpe, B_, T_, C_);
     } else {
-      embeddingForward<F>(x0, a.tokens.data(), wte, 0, Vl_, wpe, B_, T_, C_);
+      ops_.embeddingForward(x0, a.tokens.data(), wte, 0, Vl_, wpe, B_, T_, C_);
     }
     if (!tied_) access.releaseParams(u, Pass::kForward);
   }
@@ -189,8 +190,8 @@ void GptStage<F>::forward(StageActivations<F>& a, UnitAccess<F>& access) {
     normForColumnParallel(a.lnf.data(), a.lnfMean.data(), a.lnfRstd.data(), a.x[last_ - first_].data(),
                           p + layout_.lnfwOffset(), p + layout_.lnfbOffset());
     const F* wte = tied_ ? emb + layout_.wteOffset() : p + layout_.headWteOffset();
-    a.loss = crossEntropyForward<F>(a.logits.data(), a.rowMax.data(), a.rowSum.data(), a.lnf.data(), wte,
-                                    a.targets.data(), N_, C_, layout_.vocabStart(), Vl_, tp_);
+    a.loss = ops_.crossEntropyForward(a.logits.data(), a.rowMax.data(), a.rowSum.data(), a.lnf.data(), wte,
+                                      a.targets.data(), N_, C_, layout_.vocabStart(), Vl_, tp_);
     access.releaseParams(u, Pass::kForward);
     if (tied_) access.releaseParams(layout_.embeddingUnit(), Pass::kForward);
   }
@@ -206,16 +207,16 @@ void GptStage<F>::blockForward(int l, StageActivations<F>& a, const F* p) {
   const int64_t rowsC = static_cast<int64_t>(Nr_) * C_;
   // Attention: xmid = x + proj(attention(qkv(ln1(x))))
   normForColumnParallel(a.ln1[i].data(), a.ln1Mean[i].data(), a.ln1Rstd[i].data(), x, p + o.ln1w, p + o.ln1b);
-  linearForward<F>(a.qkv[i].data(), a.ln1[i].data(), p + o.qkvw, p + o.qkvb, N_, C_, 3 * Cl_);
-  attentionForward<F>(a.atty[i].data(), a.probs[i].data(), a.qkv[i].data(), B_, T_, Hl_, hs_);
+  ops_.linearForward(a.qkv[i].data(), a.ln1[i].data(), p + o.qkvw, p + o.qkvb, N_, C_, 3 * Cl_);
+  ops_.attentionForward(a.atty[i].data(), a.probs[i].data(), a.qkv[i].data(), B_, T_, Hl_, hs_);
   rowParallelForward(xmid, a.atty[i].data(), p + o.projw, p + o.projb, Cl_);
-  addInto(xmid, x, rowsC);
+  ops_.add(xmid, x, rowsC);
   // MLP: out = xmid + proj(gelu(fc(ln2(xmid))))
   normForColumnParallel(a.ln2[i].data(), a.ln2Mean[i].data(), a.ln2Rstd[i].data(), xmid, p + o.ln2w, p + o.ln2b);
-  linearForward<F>(a.fch[i].data(), a.ln2[i].data(), p + o.fcw, p + o.fcb, N_, C_, Fl_);
-  geluForward<F>(a.fcg[i].data(), a.fch[i].data(), static_cast<int64_t>(N_) * Fl_);
+  ops_.linearForward(a.fch[i].data(), a.ln2[i].data(), p + o.fcw, p + o.fcb, N_, C_, Fl_);
+  ops_.geluForward(a.fcg[i].data(), a.fch[i].data(), static_cast<int64_t>(N_) * Fl_);
   rowParallelForward(out, a.fcg[i].data(), p + o.fcprojw, p + o.fcprojb, Fl_);
-  addInto(out, xmid, rowsC);
+  ops_.add(out, xmid, rowsC);
 }
 
 // ---- backward ------------------------------------------------------------------------------------------
@@ -231,11 +232,11 @@ template <typename F>
 void GptStage<F>::normBackward(F* dw, F* db, const F* x, const F* w, const F* mean, const F* rstd) {
   if (sp_) {
     tp_->reduceScatterRows(dln_.data(), rows_.data(), static_cast<int64_t>(Nr_) * C_);
-    layernormBackward<F>(dres_.data(), dw, db, rows_.data(), x, w, mean, rstd, Nr_, C_);
+    ops_.layernormBackward(dres_.data(), dw, db, rows_.data(), x, w, mean, rstd, Nr_, C_);
     return;
   }
   if (tp_) tp_->sumInputGrads(dln_.data(), static_cast<int64_t>(N_) * C_);
-  layernormBackward<F>(dres_.data(), dw, db, dln_.data(), x, w, mean, rstd, N_, C_);
+  ops_.layernormBackward(dres_.data(), dw, db, dln_.data(), x, w, mean, rstd, N_, C_);
 }
 
 template <typename F>
@@ -255,8 +256,8 @@ void GptStage<F>::backward(StageActivations<F>& a, F gradScale, const F* doutput
       wte = p + layout_.headWteOffset();
       dwte = g + layout_.headWteOffset();
     }
-    crossEntropyBackward<F>(dln_.data(), dwte, a.logits.data(), a.lnf.data(), wte, a.targets.data(), N_, C_,
-                            layout_.vocabStart(), Vl_, gradScale, false);
+    ops_.crossEntropyBackward(dln_.data(), dwte, a.logits.data(), a.lnf.data(), wte, a.targets.data(), N_, C_,
+                              layout_.vocabStart(), Vl_, gradScale, false);
     dres_.zero();
     normBackward(g + layout_.lnfwOffset(), g + layout_.lnfbOffset(), a.x[last_ - first_].data(),
                  p + layout_.lnfwOffset(), a.lnfMean.data(), a.lnfRstd.data());
@@ -264,7 +265,7 @@ void GptStage<F>::backward(StageActivations<F>& a, F gradScale, const F* doutput
     access.releaseParams(u, Pass::kBackward);
     access.gradsDone(u);
   } else {
-    std::memcpy(dres_.data(), doutput, sizeof(F) * static_cast<size_t>(boundaryElems()));
+    ops_.copy(dres_.data(), doutput, boundaryElems());
   }
   for (int l = last_ - 1; l >= first_; --l) {
     const int u = layout_.blockUnit(l);
@@ -279,11 +280,11 @@ void GptStage<F>::backward(StageActivations<F>& a, F gradScale, const F* doutput
     F* dwte = embGrads + layout_.wteOffset();
     F* dwpe = embGrads + layout_.wpeOffset();
     if (sp_) {
-      embeddingBackward<F>(dwte, nullptr, fullOutputGrad(), a.tokens.data(), layout_.vocabStart(), Vl_, B_, T_, C_,
-                           tied_);
-      positionGradRows<F>(dwpe, dres_.data(), rowOffset_, Nr_, T_, C_);
+      ops_.embeddingBackward(dwte, nullptr, fullOutputGrad(), a.tokens.data(), layout_.vocabStart(), Vl_, B_, T_, C_,
+                             tied_);
+      ops_.positionGradRows(dwpe, dres_.data(), rowOffset_, Nr_, T_, C_);
     } else {
-      embeddingBackward<F>(dwte, dwpe, dres_.data(), a.tokens.data(), layout_.vocabStart(), Vl_, B_, T_, C_, tied_);
+      ops_.embeddingBackward(dwte, dwpe, dres_.data(), a.tokens.data(), layout_.vocabStart(), Vl_, B_, T_, C_, tied_);
     }
     access.gradsDone(u);
   }
@@ -296,19 +297,19 @@ void GptStage<F>::blockBackward(int l, StageActivations<F>& a, const F* p, F* g)
   // dres_ holds the gradient of the block's output (this rank's rows); it leaves holding its input's. Under
   // sequence parallelism the row-parallel biases' gradients come from this rank's rows only (the group sums
   // them), their weights' from the whole batch.
-  linearBackward<F>(dfcg_.data(), g + o.fcprojw, sp_ ? nullptr : g + o.fcprojb, fullOutputGrad(), a.fcg[i].data(),
-                    p + o.fcprojw, N_, Fl_, C_, false);
-  if (sp_) columnSum<F>(g + o.fcprojb, dres_.data(), Nr_, C_);
-  geluBackward<F>(dfch_.data(), a.fch[i].data(), dfcg_.data(), static_cast<int64_t>(N_) * Fl_);
-  linearBackward<F>(dln_.data(), g + o.fcw, g + o.fcb, dfch_.data(), a.ln2[i].data(), p + o.fcw, N_, C_, Fl_, false);
+  ops_.linearBackward(dfcg_.data(), g + o.fcprojw, sp_ ? nullptr : g + o.fcprojb, fullOutputGrad(), a.fcg[i].data(),
+                      p + o.fcprojw, N_, Fl_, C_, false);
+  if (sp_) ops_.columnSum(g + o.fcprojb, dres_.data(), Nr_, C_);
+  ops_.geluBackward(dfch_.data(), a.fch[i].data(), dfcg_.data(), static_cast<int64_t>(N_) * Fl_);
+  ops_.linearBackward(dln_.data(), g + o.fcw, g + o.fcb, dfch_.data(), a.ln2[i].data(), p + o.fcw, N_, C_, Fl_, false);
   normBackward(g + o.ln2w, g + o.ln2b, a.xmid[i].data(), p + o.ln2w, a.ln2Mean[i].data(), a.ln2Rstd[i].data());
-  linearBackward<F>(datty_.data(), g + o.projw, sp_ ? nullptr : g + o.projb, fullOutputGrad(), a.atty[i].data(),
-                    p + o.projw, N_, Cl_, C_, false);
-  if (sp_) columnSum<F>(g + o.projb, dres_.data(), Nr_, C_);
-  attentionBackward<F>(dqkv_.data(), dscores_.data(), datty_.data(), a.qkv[i].data(), a.probs[i].data(), B_, T_, Hl_,
-                       hs_);
-  linearBackward<F>(dln_.data(), g + o.qkvw, g + o.qkvb, dqkv_.data(), a.ln1[i].data(), p + o.qkvw, N_, C_, 3 * Cl_,
-                    false);
+  ops_.linearBackward(datty_.data(), g + o.projw, sp_ ? nullptr : g + o.projb, fullOutputGrad(), a.atty[i].data(),
+                      p + o.projw, N_, Cl_, C_, false);
+  if (sp_) ops_.columnSum(g + o.projb, dres_.data(), Nr_, C_);
+  ops_.attentionBackward(dqkv_.data(), dscores_.data(), datty_.data(), a.qkv[i].data(), a.probs[i].data(), B_, T_, Hl_,
+                         hs_);
+  ops_.linearBackward(dln_.data(), g + o.qkvw, g + o.qkvb, dqkv_.data(), a.ln1[i].data(), p + o.qkvw, N_, C_, 3 * Cl_,
+                      false);
   normBackward(g + o.ln1w, g + o.ln1b, a.x[i].data(), p + o.ln1w, a.ln1Mean[i].data(), a.ln1Rstd[i].data());
 }
 

@@ -11,13 +11,16 @@
 // ones take the place of the all-reduces, and the gradients of the replicated tensors (LayerNorms, biases of
 // row-parallel layers, positions) are partial sums over the rank's rows, which the caller sums across the group.
 //
-// Activations of one micro-batch live in a StageActivations: a pipeline schedule keeps several in flight.
+// Activations of one micro-batch live in a StageActivations: a pipeline schedule keeps several in flight. The
+// arithmetic goes through LayerOps, so the same stage runs on the host or on a GPU (the activations and
+// parameters are then in device memory).
 #ifndef CHORUS_TRAIN_MODEL_GPT_STAGE_H_
 #define CHORUS_TRAIN_MODEL_GPT_STAGE_H_
 
 #include <cstdint>
 #include <vector>
 
+#include "model/layer_ops.h"
 #include "model/param_layout.h"
 #include "model/tensor_parallel_ops.h"
 #include "model/unit_access.h"
@@ -46,8 +49,10 @@ struct StageActivations {
 template <typename F>
 class GptStage {
  public:
-  // tp may be null (no tensor parallelism); sequenceParallel needs tp.
-  GptStage(const ParamLayout& layout, int chunk, int batch, TensorParallelOps<F>* tp, bool sequenceParallel);
+  // tp may be null (no tensor parallelism); sequenceParallel needs tp. ops null: the current device's
+  // (Device::current(); the host's for double).
+  GptStage(const ParamLayout& layout, int chunk, int batch, TensorParallelOps<F>* tp, bool sequenceParallel,
+           LayerOps<F>* ops = nullptr);
 
   // Forward pass of one micro-batch. The chunk that starts the model embeds acts.tokens; others read
   // acts.x[0], which the caller filled with the previous chunk's output. The chunk that ends the model
@@ -81,6 +86,7 @@ class GptStage {
   void normBackward(F* dw, F* db, const F* x, const F* w, const F* mean, const F* rstd);
 
   const ParamLayout& layout_;
+  LayerOps<F>& ops_;
   TensorParallelOps<F>* tp_;
   bool sp_;
   int first_, last_;  // blocks [first_, last_)

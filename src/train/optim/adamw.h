@@ -10,8 +10,11 @@
 #include <vector>
 
 #include "model/param_layout.h"
+#include "optim/adamw_element.h"
 
 namespace chorus::train {
+
+class Device;
 
 struct AdamWConfig {
   float beta1 = 0.9f;
@@ -55,8 +58,9 @@ void TensorMask::forEachPiece(int64_t begin, int64_t end, Fn f) const {
 
 // One AdamW step (step counts from 1) of elements [begin, end) of the flat buffer: p, m and v hold those
 // elements (p[0] is element `begin`), g their gradients, multiplied by gradScale first (global-norm clipping).
+// The arrays are in `device`'s memory, which runs the update.
 void adamwStep(const AdamWConfig& cfg, const TensorMask& decay, int64_t step, float lr, float gradScale, int64_t begin,
-               int64_t end, float* p, const float* g, float* m, float* v);
+               int64_t end, float* p, const float* g, float* m, float* v, Device& device);
 
 }  // namespace chorus::train
 

@@ -1,7 +1,6 @@
 #include "parallel/data_parallel.h"
 
 #include <algorithm>
-#include <cstring>
 #include <stdexcept>
 
 #include "parallel/replicated_engine.h"
@@ -24,6 +23,7 @@ DataParallel::DataParallel(const DataParallelOptions& opt, const ParamLayout& la
     : opt_(opt),
       layout_(layout),
       dp_(dp),
+      dev_(Device::current()),
       plan_(layout, dp.size(), dp.rank(), opt.zero == 3 ? 0 : opt.bucketElems),
       decay_(decayMask(layout)),
       unitMicro_(layout.units().size()),
@@ -56,8 +56,7 @@ double DataParallel::shardGradSquares(const TensorMask& count) const {
     const float* g = shardGrads(static_cast<int>(b));
     const int64_t begin = plan_.ownOffset(static_cast<int>(b));
     count.forEachPiece(begin, begin + plan_.buckets()[b].slice, [&](int64_t a, int64_t e, bool counted) {
-      if (!counted) return;
-      for (int64_t i = a - begin; i < e - begin; ++i) sum += static_cast<double>(g[i]) * g[i];
+      if (counted) sum += dev_.sumSquares(g + (a - begin), e - a);
     });
   }
   return sum;
@@ -77,7 +76,8 @@ void DataParallel::updateShard(const AdamWConfig& cfg, int64_t step, float lr, f
   for (size_t i = 0; i < plan_.buckets().size(); ++i) {
     const int b = static_cast<int>(i);
     const int64_t begin = plan_.ownOffset(b), n = plan_.buckets()[b].slice;
-    adamwStep(cfg, decay_, step, lr, gradScale, begin, begin + n, shardParams(b), shardGrads(b), shardM(b), shardV(b));
+    adamwStep(cfg, decay_, step, lr, gradScale, begin, begin + n, shardParams(b), shardGrads(b), shardM(b), shardV(b),
+              dev_);
   }
 }
 
@@ -86,16 +86,16 @@ void DataParallel::exportShard(float* params, float* m, float* v) const {
   for (size_t i = 0; i < plan_.buckets().size(); ++i) {
     const int b = static_cast<int>(i);
     const int64_t at = plan_.ownOffset(b), n = plan_.buckets()[b].slice;
-    std::memcpy(params + at, self->shardParams(b), sizeof(float) * n);
-    std::memcpy(m + at, self->shardM(b), sizeof(float) * n);
-    std::memcpy(v + at, self->shardV(b), sizeof(float) * n);
+    dev_.toHost(params + at, self->shardParams(b), sizeof(float) * n);
+    dev_.toHost(m + at, self->shardM(b), sizeof(float) * n);
+    dev_.toHost(v + at, self->shardV(b), sizeof(float) * n);
   }
 }
 
 void DataParallel::exportGradShard(float* grads) const {
   for (size_t i = 0; i < plan_.buckets().size(); ++i) {
     const int b = static_cast<int>(i);
-    std::memcpy(grads + plan_.ownOffset(b), shardGrads(b), sizeof(float) * plan_.buckets()[b].slice);
+    dev_.toHost(grads + plan_.ownOffset(b), shardGrads(b), sizeof(float) * plan_.buckets()[b].slice);
   }
 }
 

@@ -26,6 +26,7 @@
 #include "optim/adamw.h"
 #include "parallel/bucket_plan.h"
 #include "tensor/buffer.h"
+#include "tensor/device.h"
 
 namespace chorus::train {
 
@@ -69,8 +70,9 @@ class DataParallel : public UnitAccess<float> {
   void beginEvaluation() { evaluating_ = true; }
   void endEvaluation() { evaluating_ = false; }
 
-  // Checkpoint support over full flat buffers of the layout (layout().size() elements each): export writes
-  // this rank's shard of parameters and Adam moments at their flat offsets; import takes what it keeps.
+  // Checkpoint support over full flat buffers of the layout (layout().size() elements each, in host memory):
+  // export writes this rank's shard of parameters and Adam moments at their flat offsets; import takes what it
+  // keeps.
   void exportShard(float* params, float* m, float* v) const;
   // Writes this rank's shard of the (final) gradient at its flat offsets; the rest of `grads` is untouched.
   void exportGradShard(float* grads) const;
@@ -101,6 +103,7 @@ class DataParallel : public UnitAccess<float> {
   DataParallelOptions opt_;
   const ParamLayout& layout_;
   Comm& dp_;
+  Device& dev_;  // where the parameters, gradients and moments live (the rank's device when the engine is made)
   BucketPlan plan_;
   TensorMask decay_;
   int micros_ = 1;

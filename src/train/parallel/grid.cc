@@ -4,32 +4,34 @@
 
 namespace chorus::train {
 
-Grid::Grid(Comm& world, int dp, int tp, int pp, int virtualStages) : world_(world), dp_(dp), tp_(tp), pp_(pp) {
+Grid::Grid(Comm& world, int dp, int tp, int pp, int virtualStages, Device& device)
+    : world_(world), dp_(dp), tp_(tp), pp_(pp) {
   const int r = world.rank();
+  auto split = [&](int color, int key) { return world.splitOnDevice(color, key, device); };
   t_ = r % tp;
   p_ = (r / tp) % pp;
   d_ = r / (tp * pp);
   // Every split is collective over the world: each rank calls them all, in the same order.
-  dpComm_ = world.split(p_ * tp + t_, d_);
-  tpComm_ = world.split(d_ * pp + p_, t_);
+  dpComm_ = split(p_ * tp + t_, d_);
+  tpComm_ = split(d_ * pp + p_, t_);
   if (tp == 1) tpComm_.reset();
   const bool ends = p_ == 0 || p_ == pp - 1;
-  auto tied = world.split(pp > 1 && ends ? t_ : -1, d_ * pp + p_);
+  auto tied = split(pp > 1 && ends ? t_ : -1, d_ * pp + p_);
   tiedComm_ = std::move(tied);
   // Link e joins stage e and e+1 of the same (d, t); in its two-rank communicators stage e is rank 0.
   actLink_.resize(pp > 1 ? pp - 1 : 0);
   gradLink_.resize(actLink_.size());
   for (int e = 0; e + 1 < pp; ++e) {
     const bool member = p_ == e || p_ == e + 1;
-    actLink_[e] = world.split(member ? d_ * tp + t_ : -1, p_);
-    gradLink_[e] = world.split(member ? d_ * tp + t_ : -1, p_);
+    actLink_[e] = split(member ? d_ * tp + t_ : -1, p_);
+    gradLink_[e] = split(member ? d_ * tp + t_ : -1, p_);
   }
   if (virtualStages > 1 && pp > 1) {
     // The interleaved schedule's wrap: the last stage's chunk v feeds the first stage's chunk v+1. The last
     // stage is rank 0 of these communicators.
     const bool member = p_ == 0 || p_ == pp - 1;
-    wrapAct_ = world.split(member ? d_ * tp + t_ : -1, p_ == pp - 1 ? 0 : 1);
-    wrapGrad_ = world.split(member ? d_ * tp + t_ : -1, p_ == pp - 1 ? 0 : 1);
+    wrapAct_ = split(member ? d_ * tp + t_ : -1, p_ == pp - 1 ? 0 : 1);
+    wrapGrad_ = split(member ? d_ * tp + t_ : -1, p_ == pp - 1 ? 0 : 1);
   }
 }
 

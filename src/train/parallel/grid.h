@@ -3,7 +3,9 @@
 // group, made with split: the tensor-parallel group (same d, p), the data-parallel group (same p, t), the tied
 // embedding's group (first and last pipeline stage, same t, every d), and for the pipeline one two-rank
 // communicator per direction of each link between consecutive stages, so activations and gradients each
-// travel in order on a stream of their own (waiting for one never waits for the other).
+// travel in order on a stream of their own (waiting for one never waits for the other). The groups carry the
+// training step's tensors, so they live on the rank's device (on a GPU, CUDA communicators split from the host
+// world communicator); the world itself stays a host communicator for bookkeeping.
 #ifndef CHORUS_TRAIN_PARALLEL_GRID_H_
 #define CHORUS_TRAIN_PARALLEL_GRID_H_
 
@@ -12,14 +14,15 @@
 #include <vector>
 
 #include "comm/comm.h"
+#include "tensor/device.h"
 
 namespace chorus::train {
 
 class Grid {
  public:
   // Collective over `world`. virtualStages > 1 adds the link from the last stage back to the first (the
-  // interleaved schedule wraps around the stages).
-  Grid(Comm& world, int dp, int tp, int pp, int virtualStages);
+  // interleaved schedule wraps around the stages). The groups' buffers are in `device`'s memory.
+  Grid(Comm& world, int dp, int tp, int pp, int virtualStages, Device& device);
   // Destroys the communicators in one order on every rank (finalizing one waits for its other members).
   ~Grid();
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <stdexcept>
 
 namespace chorus::train {
@@ -15,7 +14,13 @@ double since(Clock::time_point t) {
 
 Pipeline::Pipeline(const ParamLayout& layout, Grid& grid, ScheduleKind schedule, int batch,
                    TensorParallelOps<float>* tp, bool sequenceParallel, UnitAccess<float>& access)
-    : layout_(layout), grid_(grid), kind_(schedule), batch_(batch), sp_(sequenceParallel), access_(access) {
+    : layout_(layout),
+      grid_(grid),
+      kind_(schedule),
+      batch_(batch),
+      sp_(sequenceParallel),
+      access_(access),
+      device_(Device::current()) {
   const int chunks = static_cast<int>(layout.part().chunks.size());
   for (int c = 0; c < chunks; ++c) {
     stages_.push_back(std::make_unique<GptStage<float>>(layout, c, batch, tp, sequenceParallel));
@@ -72,7 +77,14 @@ void Pipeline::forward(int chunk, int micro, const Fill& fill, PipelineStats& st
   Slot& s = acquire(chunk, micro);
   st.peakActivations = std::max(st.peakActivations, ++held_);
   StageActivations<float>& a = *s.acts;
-  if (stage.startsModel() || stage.endsModel()) fill(micro, a.tokens.data(), a.targets.data());
+  if (stage.startsModel() || stage.endsModel()) {
+    const int64_t n = a.tokens.size();
+    hostTokens_.resize(static_cast<size_t>(n));
+    hostTargets_.resize(hostTokens_.size());
+    fill(micro, hostTokens_.data(), hostTargets_.data());
+    device_.fromHost(a.tokens.data(), hostTokens_.data(), n * sizeof(int32_t));
+    device_.fromHost(a.targets.data(), hostTargets_.data(), n * sizeof(int32_t));
+  }
   const size_t n = static_cast<size_t>(stage.boundaryElems());
   if (!stage.startsModel()) {
     Comm* in = inbound(chunk, false);
@@ -103,7 +115,7 @@ void Pipeline::backward(int chunk, int micro, float gradScale, PipelineStats& st
   st.computeSeconds += since(t0);
   if (!stage.startsModel()) {
     // The input activation is no longer needed: its buffer carries the input gradient back.
-    std::memcpy(a.x[0].data(), stage.inputGrad(), n * sizeof(float));
+    device_.copy(a.x[0].data(), stage.inputGrad(), n * sizeof(float));
     Comm* out = outbound(chunk, true);
     s.sendGrad = out->sendRecv({{true, a.x[0].data(), n, DType::kFloat32, 1 - out->rank()}});
   }

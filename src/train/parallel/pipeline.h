@@ -70,6 +70,8 @@ class Pipeline {
   std::vector<std::unique_ptr<GptStage<float>>> stages_;
   std::vector<std::vector<std::unique_ptr<Slot>>> slots_;  // per chunk
   std::vector<Buffer<float>> dout_;                        // per chunk: the received output gradient
+  Device& device_;                                         // where the activations live
+  std::vector<int32_t> hostTokens_, hostTargets_;          // a micro-batch as the sampler writes it
   std::vector<PipeAction> schedule_;
   int held_ = 0;
 };

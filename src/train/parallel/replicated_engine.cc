@@ -1,9 +1,5 @@
 #include "parallel/replicated_engine.h"
 
-#include <cstring>
-
-#include "comm/bf16.h"
-
 namespace chorus::train {
 
 ReplicatedEngine::ReplicatedEngine(const DataParallelOptions& opt, const ParamLayout& layout, Comm& dp)
@@ -43,9 +39,7 @@ float* ReplicatedEngine::grads(int unit) {
 void ReplicatedEngine::gradsDone(int unit) {
   if (unitMicro(unit) > 0) {
     const UnitSpec& u = layout_.units()[unit];
-    float* g = grads_.data() + u.offset;
-    const float* f = fresh_[unit].data();
-    for (int64_t i = 0; i < u.size; ++i) g[i] += f[i];
+    dev_.add(grads_.data() + u.offset, fresh_[unit].data(), u.size);
   }
   const int b = completeUnit(unit);
   if (b >= 0 && ++bucketMicro_[b] == micros_ && dp_.size() > 1) launch(b);
@@ -57,7 +51,7 @@ void ReplicatedEngine::launch(int b) {
   float* g = grads_.data() + k.offset;
   if (!bf16_.empty()) {
     uint16_t* h = bf16_.data() + k.offset;
-    toBf16(g, h, k.size);
+    dev_.toBf16(g, h, k.size);
     pending_.emplace_back(
         b, opt_.zero == 0 ? dp_.allReduce(h, h, k.size, DType::kBfloat16, RedOp::kSum)
                           : dp_.reduceScatter(h, h + dp_.rank() * k.slice, k.slice, DType::kBfloat16, RedOp::kSum));
@@ -76,14 +70,15 @@ void ReplicatedEngine::finishGradients() {
     // Stage 0 brings back the whole bucket; stage 1 only the slice the reduce-scatter left here.
     int64_t at = opt_.zero == 0 ? k.offset : plan_.ownOffset(b);
     int64_t n = opt_.zero == 0 ? k.size : k.slice;
-    fromBf16(bf16_.data() + at, grads_.data() + at, n);
+    dev_.fromBf16(bf16_.data() + at, grads_.data() + at, n);
   }
   pending_.clear();
 }
 
 void ReplicatedEngine::step(const AdamWConfig& cfg, int64_t step, float lr, float gradScale) {
   if (opt_.zero == 0) {
-    adamwStep(cfg, decay_, step, lr, gradScale, 0, layout_.size(), params_.data(), grads_.data(), m_.data(), v_.data());
+    adamwStep(cfg, decay_, step, lr, gradScale, 0, layout_.size(), params_.data(), grads_.data(), m_.data(), v_.data(),
+              dev_);
     return;
   }
   updateShard(cfg, step, lr, gradScale);
@@ -98,17 +93,17 @@ void ReplicatedEngine::step(const AdamWConfig& cfg, int64_t step, float lr, floa
 }
 
 void ReplicatedEngine::importFull(const float* params, const float* m, const float* v) {
-  std::memcpy(params_.data(), params, sizeof(float) * layout_.size());
+  dev_.fromHost(params_.data(), params, sizeof(float) * layout_.size());
   if (opt_.zero == 0) {
-    std::memcpy(m_.data(), m, sizeof(float) * layout_.size());
-    std::memcpy(v_.data(), v, sizeof(float) * layout_.size());
+    dev_.fromHost(m_.data(), m, sizeof(float) * layout_.size());
+    dev_.fromHost(v_.data(), v, sizeof(float) * layout_.size());
     return;
   }
   for (size_t i = 0; i < plan_.buckets().size(); ++i) {
     const int b = static_cast<int>(i);
     const int64_t at = plan_.ownOffset(b), n = plan_.buckets()[b].slice;
-    std::memcpy(shardM(b), m + at, sizeof(float) * n);
-    std::memcpy(shardV(b), v + at, sizeof(float) * n);
+    dev_.fromHost(shardM(b), m + at, sizeof(float) * n);
+    dev_.fromHost(shardV(b), v + at, sizeof(float) * n);
   }
 }
 

@@ -1,10 +1,7 @@
 #include "parallel/sharded_engine.h"
 
 #include <algorithm>
-#include <cstring>
 #include <stdexcept>
-
-#include "comm/bf16.h"
 
 namespace chorus::train {
 namespace {
@@ -96,7 +93,7 @@ void ShardedEngine::launchReduce(Scratch& s, bool addToShard) {
   const Bucket& k = plan_.buckets()[s.bucket];
   s.addToShard = addToShard;
   if (opt_.bf16Comm) {
-    toBf16(s.grad.data(), s.grad16.data(), k.size);
+    dev_.toBf16(s.grad.data(), s.grad16.data(), k.size);
     s.work = dp_.reduceScatter(s.grad16.data(), s.staging16.data(), k.slice, DType::kBfloat16, RedOp::kSum);
   } else {
     float* dst = s.addToShard ? s.staging.data() : gshard_.data() + k.shardOffset;
@@ -113,12 +110,12 @@ void ShardedEngine::completeOldest() {
   float* dst = gshard_.data() + k.shardOffset;
   if (opt_.bf16Comm) {
     if (s.addToShard) {
-      for (int64_t i = 0; i < k.slice; ++i) dst[i] += bf16ToFloat(s.staging16[i]);
+      dev_.addBf16(dst, s.staging16.data(), k.slice);
     } else {
-      fromBf16(s.staging16.data(), dst, k.slice);
+      dev_.fromBf16(s.staging16.data(), dst, k.slice);
     }
   } else if (s.addToShard) {
-    for (int64_t i = 0; i < k.slice; ++i) dst[i] += s.staging[i];
+    dev_.add(dst, s.staging.data(), k.slice);
   }
   s.bucket = -1;
 }
@@ -206,13 +203,13 @@ void ShardedEngine::step(const AdamWConfig& cfg, int64_t step, float lr, float g
 }
 
 void ShardedEngine::importFull(const float* params, const float* m, const float* v) {
-  if (opt_.zero == 2) std::memcpy(params_.data(), params, sizeof(float) * layout_.size());
+  if (opt_.zero == 2) dev_.fromHost(params_.data(), params, sizeof(float) * layout_.size());
   for (size_t i = 0; i < plan_.buckets().size(); ++i) {
     const int b = static_cast<int>(i);
     const int64_t at = plan_.ownOffset(b), n = plan_.buckets()[b].slice;
-    if (opt_.zero == 3) std::memcpy(shardParams(b), params + at, sizeof(float) * n);
-    std::memcpy(shardM(b), m + at, sizeof(float) * n);
-    std::memcpy(shardV(b), v + at, sizeof(float) * n);
+    if (opt_.zero == 3) dev_.fromHost(shardParams(b), params + at, sizeof(float) * n);
+    dev_.fromHost(shardM(b), m + at, sizeof(float) * n);
+    dev_.fromHost(shardV(b), v + at, sizeof(float) * n);
   }
   for (auto& g : gathered_) g->unit = -1;
 }

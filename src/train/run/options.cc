@@ -8,6 +8,7 @@
 
 #include "comm/comm.h"
 #include "data/corpus.h"
+#include "run/make_device.h"
 
 namespace chorus::train {
 namespace {
@@ -29,6 +30,10 @@ std::string checkOptions(const TrainOptions& o) {
   if (o.backend == "mpi" && !haveMpi) return "--backend mpi: this build has no MPI";
   if (o.backend == "mpi" && o.threads > 1) return "--backend mpi runs one rank per process: drop -t/--threads";
   if (o.saveEvery > 0 && o.save.empty()) return "--save-every needs --save DIR";
+  if (o.device == "cuda" && o.backend != "chorus")
+    return "--device cuda needs --backend chorus (the MPI backend has no communicators on a GPU)";
+  if (o.device == "cuda" && o.elastic) return "--elastic runs on the host only (not with --device cuda)";
+  if (std::string why = deviceUnavailableReason(o.device); !why.empty()) return why;
   if (o.elastic && (o.tp != 1 || o.pp != 1)) return "--elastic is data parallelism only: --tp 1 --pp 1";
   if (o.elastic && o.backend != "chorus") return "--elastic needs --backend chorus";
   if (o.elastic && o.threads > 1) return "--elastic needs one rank per process (a lost rank is a lost process)";
@@ -42,7 +47,8 @@ ParsedCommandLine parseCommandLine(int argc, char** argv) {
   ParsedCommandLine out;
   TrainOptions& o = out.train;
   CLI::App app{
-      "chorus-train: trains a GPT on bytes of text with data parallelism and ZeRO through Chorus (or Open MPI).\n"
+      "chorus-train: trains a GPT on bytes of text with data, tensor and pipeline parallelism and ZeRO through Chorus\n"
+      "(or Open MPI).\n"
       "One rank per process under chorusrun, mpirun, Slurm or torchrun-style variables, or -t N ranks as threads."};
   app.option_defaults()->always_capture_default()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.set_version_flag("--version", "chorus-train 0.1");
@@ -116,6 +122,12 @@ ParsedCommandLine parseCommandLine(int argc, char** argv) {
   app.add_option("--backend", o.backend, "communication backend: chorus or mpi (Open MPI, under mpirun)")
       ->group(par)
       ->check(CLI::IsMember({"chorus", "mpi"}));
+  app.add_option("--device", o.device,
+                 "where tensors live and the layers run: host (OpenBLAS), cuda (a GPU: CUDA kernels and cuBLAS, "
+                 "Chorus communicators on the GPU; ranks share the visible GPUs round-robin; not yet run on a GPU) "
+                 "or emulated (the cuda path's kernels and GEMM calls run on the host, to test it without a GPU)")
+      ->group(par)
+      ->check(CLI::IsMember({"host", "cuda", "emulated"}));
   app.add_option("-t,--threads", o.threads, "ranks as threads of this process (Chorus backend)")
       ->group(par)
       ->check(CLI::PositiveNumber);
@@ -129,8 +141,8 @@ ParsedCommandLine parseCommandLine(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--resume", o.resume, "resume from the latest checkpoint in this directory")->group(io);
   app.add_option("--dump-grads", o.dumpGrads,
-                 "write the last step's gradient (before clipping) to this file: raw float32 in the flat layout's "
-                 "order, for comparing layouts")
+                 "write the last step's gradient (before clipping) to this directory in checkpoint form (the gradient "
+                 "in place of the parameters), for comparing layouts with ckpt-diff")
       ->group(io);
   app.add_option("--eval-every", o.evalEvery, "steps between validation losses (0: never)")
       ->group(io)
@@ -162,7 +174,8 @@ ParsedCommandLine parseCommandLine(int argc, char** argv) {
   auto* diff = app.add_subcommand("ckpt-diff", "compare the parameters of two checkpoints (any layouts)");
   diff->add_option("a", ck.a, "checkpoint directory (or step directory)")->required();
   diff->add_option("b", ck.b, "checkpoint directory (or step directory)")->required();
-  diff->add_option("--rtol", ck.rtol, "exit 1 when a tensor differs by more than this, relative to its largest value");
+  diff->add_option("--rtol", ck.rtol,
+                   "exit 1 when |a-b| / |a| over the whole parameter vector (Euclidean norms) exceeds this");
   auto* info = app.add_subcommand("ckpt-info", "describe a checkpoint and check every file's checksum");
   info->add_option("dir", ck.a, "checkpoint directory (or step directory)")->required();
   app.require_subcommand(0, 1);

@@ -34,9 +34,10 @@ struct TrainOptions {
   double bucketMb = 4.0;
   std::string gradCommDtype = "fp32";  // fp32 | bf16
   std::string backend = "chorus";      // chorus | mpi
+  std::string device = "host";         // host | cuda | emulated (run/make_device.h)
   int threads = 1;                     // ranks as threads of this process
   std::string csv, save, resume;
-  std::string dumpGrads;  // write the last step's gradient here (raw float32 in layout order), for tests
+  std::string dumpGrads;  // write the last step's gradient here, in checkpoint form, for tests
   int saveEvery = 0;
   int evalEvery = 100;
   int evalBatches = 8;

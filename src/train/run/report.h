@@ -44,6 +44,7 @@ struct ExpectedVolume {
   CollKind kind = CollKind::kAllReduce;
   double messageBytes = 0;  // per step
   std::string formula;
+  bool atMost = false;  // an upper bound (ZeRO-3's gathers: a unit still gathered is not gathered again)
 };
 
 class Report {

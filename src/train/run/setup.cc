@@ -4,7 +4,7 @@ namespace chorus::train {
 
 Setup::Setup(const TrainOptions& opt, Comm& w)
     : world(w),
-      grid(w, opt.dp, opt.tp, opt.pp, opt.virtualStages),
+      grid(w, opt.dp, opt.tp, opt.pp, opt.virtualStages, Device::current()),
       layout(opt.model, ModelPart::forStage(opt.model, opt.tp, grid.tpRank(), opt.pp, grid.stage(), opt.virtualStages),
              16 * static_cast<int64_t>(opt.dp)),
       control(w.duplicate()),

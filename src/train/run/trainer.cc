@@ -4,9 +4,10 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
-#include <cstring>
+#include <cstdio>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "ckpt/atomic_file.h"
@@ -20,10 +21,11 @@
 #include "parallel/grid.h"
 #include "parallel/pipeline.h"
 #include "parallel/tensor_parallel.h"
+#include "run/make_device.h"
 #include "run/report.h"
 #include "run/setup.h"
 #include "run/volumes.h"
-#include "tensor/blas.h"
+#include "tensor/device.h"
 #include "tensor/memory_ledger.h"
 
 namespace chorus::train {
@@ -32,6 +34,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
+}
+// Seconds since the epoch: comparable between the processes of one host.
+double wallClock() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 int64_t zeroFormulaBytes(int zero, int64_t psi, int n) {
@@ -57,14 +63,19 @@ class RankTrainer {
     for (int64_t step = firstStep_; step <= opt_.steps;) {
       try {
         if (s_->world.rank() == opt_.faultRank && step == opt_.faultStep && !faulted_) {
+          // Fault injection (tests): a real process death at the start of the step. The wall clock of the death
+          // lets a test measure the time from it to the survivors' next completed step (same host).
+          std::printf("fault injection: world rank %d SIGKILLs itself at the start of step %lld (wall clock %.6f s)\n",
+                      opt_.faultRank, static_cast<long long>(step), wallClock());
           std::fflush(stdout);
-          std::raise(SIGKILL);  // fault injection (tests): a real process death at the start of the step
+          std::raise(SIGKILL);
         }
         trainStep(step);
         if (opt_.elastic && step % opt_.snapshotEvery == 0) takeSnapshot(step);
         if (recoveredAt_) {
-          report_.line("elastic: %d ranks completed step %lld, %.3f s after the failure was detected", s_->world.size(),
-                       static_cast<long long>(step), seconds(*recoveredAt_, Clock::now()));
+          report_.line(
+              "elastic: %d ranks completed step %lld, %.3f s after the failure was detected (wall clock %.6f s)",
+              s_->world.size(), static_cast<long long>(step), seconds(*recoveredAt_, Clock::now()), wallClock());
           recoveredAt_.reset();
         }
         ++step;
@@ -159,7 +170,7 @@ class RankTrainer {
     // The GEMM peak each rank reaches while the others measure theirs at the same time: summed, the
     // machine's aggregate (ranks that share a core share its peak), which MFU is reported against.
     s_->control->barrier();
-    double peak = measureGemmPeakGflops(opt_.peakMs) * 1e9;
+    double peak = Device::current().gemmPeakGflops(opt_.peakMs) * 1e9;
     s_->control->allReduce(&peak, &peak, 1, DType::kFloat64, RedOp::kSum).wait();
     peakFlops_ = peak;
     if (!opt_.quiet) banner();
@@ -183,8 +194,8 @@ class RankTrainer {
         "(batch %d x micro-batches %d x dp %d)",
         corpus_.name.c_str(), static_cast<long long>(corpus_.train.size()), static_cast<long long>(corpus_.val.size()),
         opt_.globalSequences(dp()), m.seqLen, opt_.batch, opt_.gradAccum, dp());
-    report_.line("GEMM peak %.1f GFLOP/s over all ranks; %.1f MFLOP per token", peakFlops_ / 1e9,
-                 m.flopsPerToken() / 1e6);
+    report_.line("device: %s; GEMM peak %.1f GFLOP/s over all ranks; %.1f MFLOP per token",
+                 Device::current().name().c_str(), peakFlops_ / 1e9, m.flopsPerToken() / 1e6);
   }
 
   // Every communicator whose waits count as exposed communication.
@@ -237,14 +248,13 @@ class RankTrainer {
       int64_t a = std::max(off, w->offset), b = std::min(off + n, w->offset + w->size());
       if (a < b) copy(a - off, a - w->offset, b - a);
     };
+    Device& dev = Device::current();
     s_->engine->forEachShardGrad([&](int64_t off, int64_t n, float* g) {
-      overlap(off, n,
-              [&](int64_t gi, int64_t wi, int64_t k) { std::memcpy(buf.data() + wi, g + gi, k * sizeof(float)); });
+      overlap(off, n, [&](int64_t gi, int64_t wi, int64_t k) { dev.copy(buf.data() + wi, g + gi, k * sizeof(float)); });
     });
     tied->allReduce(buf.data(), buf.data(), static_cast<size_t>(buf.size()), DType::kFloat32, RedOp::kSum).wait();
     s_->engine->forEachShardGrad([&](int64_t off, int64_t n, float* g) {
-      overlap(off, n,
-              [&](int64_t gi, int64_t wi, int64_t k) { std::memcpy(g + gi, buf.data() + wi, k * sizeof(float)); });
+      overlap(off, n, [&](int64_t gi, int64_t wi, int64_t k) { dev.copy(g + gi, buf.data() + wi, k * sizeof(float)); });
     });
   }
 
@@ -407,10 +417,25 @@ class RankTrainer {
     in.stage = s_->grid.stage();
     in.stages = opt_.pp;
     in.bf16 = opt_.gradCommDtype == "bf16";
+    for (const TensorSpec& t : s_->layout.tensors())
+      if (t.split == Split::kNone) in.replicated += t.size();
     std::vector<GroupVolume> groups;
     for (auto& [name, comm] : s_->grid.groups()) groups.push_back({name, &comm->stats()});
     if (s_->engine->comms().size() > 1) groups.push_back({"parameter-gather", &s_->engine->comms()[1]->stats()});
-    report_.volumes(groups, expectedVolumes(in), static_cast<int>(stepsRun_));
+    const std::vector<ExpectedVolume> expected = expectedVolumes(in);
+    report_.volumes(groups, expected, static_cast<int>(stepsRun_));
+    // Every rank checks its own groups against its formulas (rank 0's table shows one rank only); the ranks
+    // that differ say where, and rank 0 says how many did.
+    const std::vector<std::string> problems = checkVolumes(groups, expected, static_cast<int>(stepsRun_));
+    for (const std::string& p : problems)
+      std::printf("communication: rank %d differs from the formula: %s\n", s_->world.rank(), p.c_str());
+    std::fflush(stdout);
+    double differing = problems.empty() ? 0.0 : 1.0;
+    s_->control->allReduce(&differing, &differing, 1, DType::kFloat64, RedOp::kSum).wait();
+    report_.line("communication: %s (%d ranks checked; ZeRO-3's parameter gathers against their bound)",
+                 differing == 0 ? "every rank's volume per group and collective equals its formula"
+                                : "SOME RANKS DIFFER FROM THE FORMULAS (above)",
+                 s_->world.size());
   }
 
   TrainOptions opt_;  // a copy: an elastic run changes its data-parallel size
@@ -436,6 +461,9 @@ class RankTrainer {
 void trainRank(const TrainOptions& opt, Comm& world, const Corpus& corpus) {
   MemoryLedger ledger;
   MemoryLedger::Scope scope(&ledger);
+  // The rank's device outlives everything made on it (the trainer's buffers and communicators).
+  DevicePtr device = makeDevice(opt.device, world.rank());
+  Device::Scope onDevice(device.get());
   RankTrainer t(opt, world, corpus);
   t.run();
 }

@@ -1,16 +1,16 @@
 // A flat, 64-byte aligned, zero-initialised array that owns its memory and charges the rank's MemoryLedger.
 // Parameters, gradients and Adam moments each live in one Buffer, so a shard is a range of one and a bucket
 // is a range of one; activations and communication buffers are Buffers too, so the ledger sees them all.
+// The memory is the rank's Device's (Device::current() when the buffer is sized): on a GPU, element access
+// from the host (operator[]) is not allowed; data moves through the Device.
 #ifndef CHORUS_TRAIN_TENSOR_BUFFER_H_
 #define CHORUS_TRAIN_TENSOR_BUFFER_H_
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
-#include <new>
 #include <utility>
 
+#include "tensor/device.h"
 #include "tensor/memory_ledger.h"
 
 namespace chorus::train {
@@ -29,6 +29,7 @@ class Buffer {
       size_ = std::exchange(o.size_, 0);
       kind_ = o.kind_;
       ledger_ = std::exchange(o.ledger_, nullptr);
+      device_ = std::exchange(o.device_, nullptr);
     }
     return *this;
   }
@@ -40,10 +41,10 @@ class Buffer {
     release();
     kind_ = kind;
     if (n <= 0) return;
-    size_t bytes = (static_cast<size_t>(n) * sizeof(T) + 63) / 64 * 64;
-    data_ = static_cast<T*>(std::aligned_alloc(64, bytes));
-    if (!data_) throw std::bad_alloc();
-    std::memset(static_cast<void*>(data_), 0, bytes);
+    device_ = &Device::current();
+    const size_t bytes = static_cast<size_t>(n) * sizeof(T);
+    data_ = static_cast<T*>(device_->allocate(bytes));
+    device_->fillZero(data_, bytes);
     size_ = n;
     ledger_ = &MemoryLedger::current();
     ledger_->charge(kind_, static_cast<int64_t>(n * sizeof(T)));
@@ -51,14 +52,15 @@ class Buffer {
   void release() {
     if (data_) {
       ledger_->refund(kind_, static_cast<int64_t>(size_ * sizeof(T)));
-      std::free(data_);
+      device_->release(data_);
     }
     data_ = nullptr;
     size_ = 0;
     ledger_ = nullptr;
+    device_ = nullptr;
   }
   void zero() {
-    if (data_) std::memset(static_cast<void*>(data_), 0, static_cast<size_t>(size_) * sizeof(T));
+    if (data_) device_->fillZero(data_, static_cast<size_t>(size_) * sizeof(T));
   }
 
   T* data() { return data_; }
@@ -73,6 +75,7 @@ class Buffer {
   int64_t size_ = 0;
   MemKind kind_ = MemKind::kOther;
   MemoryLedger* ledger_ = nullptr;
+  Device* device_ = nullptr;
 };
 
 }  // namespace chorus::train

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "tensor/hd.h"
+
 // Compiles the function it marks for AVX-512, AVX2 and baseline x86-64, picking one at load time: the trainer
 // is one binary for any x86-64 machine, yet its elementwise loops run at the width of the machine's vectors.
 // The clones compute the same operations in the same order (no FMA contraction), so results are identical.
@@ -20,8 +22,9 @@
 
 namespace chorus::train {
 
-// e^x for x in [-87, 88] (inputs outside are clamped: softmax and GELU never need more).
-inline float expApprox(float x) {
+// e^x for x in [-87, 88] (inputs outside are clamped: softmax and GELU never need more). The CUDA kernels call
+// it too, so host and device exponentials agree bit for bit.
+CHORUS_TRAIN_HD float expApprox(float x) {
   x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
   // x = n*ln2 + r with |r| <= ln2/2; n by the round-to-nearest trick (adding 1.5*2^23 leaves n in the mantissa).
   const float kShift = 12582912.0f;
@@ -37,20 +40,17 @@ inline float expApprox(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  int32_t bits;
-  std::memcpy(&bits, &t, sizeof bits);
-  int32_t scale = (bits - 0x4B400000 + 127) << 23;  // 2^n
-  float s;
-  std::memcpy(&s, &scale, sizeof s);
-  return p * s;
+  int32_t scale = (floatBits(t) - 0x4B400000 + 127) << 23;  // 2^n
+  return p * bitsFloat(scale);
 }
 
 template <typename T>
-inline T vexp(T x) {
-  return std::exp(x);
+CHORUS_TRAIN_HD T vexp(T x) {
+  using std::exp;
+  return exp(x);
 }
 template <>
-inline float vexp<float>(float x) {
+CHORUS_TRAIN_HD float vexp<float>(float x) {
   return expApprox(x);
 }
 
