@@ -36,6 +36,25 @@ constexpr int kMaxFlushes = 8;  // outstanding iflush requests per comm
 
 struct Comm;
 
+// What regMr returns: the range the caller registered (isend/irecv must stay inside it) and the cache's
+// registration of its pages, which other handles may share.
+struct MrHandle {
+  MrCache::Entry* entry = nullptr;
+  const IbContext* dev = nullptr;
+  uintptr_t addr = 0;
+  size_t size = 0;
+  int type = 0;
+  uint32_t magic = kMrMagic;
+  static constexpr uint32_t kMrMagic = 0x4d52484e;
+  // Whether [p, p + n) lies inside the registered range.
+  bool covers(const void* p, size_t n) const {
+    auto a = reinterpret_cast<uintptr_t>(p);
+    return a >= addr && a + n <= addr + size && a + n >= a;
+  }
+  uint32_t lkey() const { return entry->mr->lkey; }
+  uint32_t rkey() const { return entry->mr->rkey; }
+};
+
 struct Request {
   Comm* comm = nullptr;
   bool used = false;
@@ -46,7 +65,7 @@ struct Request {
   char* data = nullptr;
   uint64_t size = 0;  // send: the message; recv: the buffer, then what arrived
   uint32_t tag = 0;
-  MrCache::Entry* mr = nullptr;
+  const MrHandle* mr = nullptr;
   uint32_t expected = 0;  // completions that finish it (one per QP it uses)
   uint32_t got = 0;
   bool sizeKnown = false;  // recv: a stripe told the message's size

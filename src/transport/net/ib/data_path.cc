@@ -160,7 +160,7 @@ void matchSends(Comm* c) {
       ibv_sge sge{};
       sge.addr = reinterpret_cast<uintptr_t>(r->data) + lo;
       sge.length = static_cast<uint32_t>(hi - lo);
-      sge.lkey = r->mr->mr->lkey;
+      sge.lkey = r->mr->lkey();
       ibv_send_wr wr{};
       wr.wr_id = wrId(WrKind::kDataWrite, static_cast<uint64_t>(r - c->reqs));
       wr.sg_list = hi > lo ? &sge : nullptr;
@@ -232,7 +232,7 @@ void postReceive(Comm* c, Request* r) {
   cts.seq = r->seq;
   cts.addr = reinterpret_cast<uintptr_t>(r->data);
   cts.capacity = r->size;
-  cts.rkey = r->mr->mr->rkey;
+  cts.rkey = r->mr->rkey();
   cts.tag = r->tag;
   cts.firstQp = static_cast<uint16_t>(first);
   cts.nqps = static_cast<uint16_t>(n);
@@ -259,8 +259,8 @@ void postReceive(Comm* c, Request* r) {
 // The request of a registered buffer, checked as net.h asks: a registration of this comm's device that covers
 // it, a tag in range, a size the immediate can carry.
 chorusNetResult_t checkBuffer(const Comm* c, const void* data, size_t size, void* mhandle) {
-  auto* e = static_cast<MrCache::Entry*>(mhandle);
-  if (e == nullptr || e->owner != c->port->dev->mrs.get() || !e->covers(data, size)) {
+  auto* h = static_cast<const MrHandle*>(mhandle);
+  if (h == nullptr || h->magic != MrHandle::kMrMagic || h->dev != c->port->dev || !h->covers(data, size)) {
     return fail(chorusNetInvalidArgument, "ib plugin: the buffer is not inside memory registered on %s",
                 c->port->name.c_str());
   }
@@ -298,7 +298,7 @@ chorusNetResult_t post(bool isSend, void* comm, void* data, size_t size, int tag
   r->data = static_cast<char*>(data);
   r->size = size;
   r->tag = static_cast<uint32_t>(tag);
-  r->mr = static_cast<MrCache::Entry*>(mhandle);
+  r->mr = static_cast<const MrHandle*>(mhandle);
   ++c->outstanding;
   *request = r;
   if (isSend) {
@@ -332,9 +332,9 @@ chorusNetResult_t ibIrecv(void* comm, void* data, size_t size, int tag, void* mh
 chorusNetResult_t ibIflush(void* comm, void* data, size_t size, void* mhandle, void** request) {
   *request = nullptr;
   auto* c = static_cast<Comm*>(comm);
-  auto* e = static_cast<MrCache::Entry*>(mhandle);
+  auto* h = static_cast<const MrHandle*>(mhandle);
   // Only GPU memory written by the HCA needs a flush; host memory is coherent.
-  if (size == 0 || e == nullptr || e->type != CHORUS_PTR_CUDA || c->flushQp == nullptr) return chorusNetSuccess;
+  if (size == 0 || h == nullptr || h->type != CHORUS_PTR_CUDA || c->flushQp == nullptr) return chorusNetSuccess;
   if (c->broken != chorusNetSuccess) return brokenError(c);
   if (chorusNetResult_t r = checkBuffer(c, data, size, mhandle); r != chorusNetSuccess) return r;
   Request* r = nullptr;
@@ -362,7 +362,7 @@ chorusNetResult_t ibIflush(void* comm, void* data, size_t size, void* mhandle, v
   wr.opcode = IBV_WR_RDMA_READ;
   wr.send_flags = IBV_SEND_SIGNALED;
   wr.wr.rdma.remote_addr = reinterpret_cast<uintptr_t>(data);
-  wr.wr.rdma.rkey = e->mr->rkey;
+  wr.wr.rdma.rkey = h->rkey();
   ibv_send_wr* bad = nullptr;
   int err = c->v->postSend(c->flushQp, &wr, &bad);
   if (err != 0) {

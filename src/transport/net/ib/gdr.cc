@@ -16,12 +16,11 @@ namespace {
 using GetHandleFn = int (*)(void*, unsigned long long, size_t, int, unsigned long long);
 constexpr int kDmaBufFd = 1;
 
+// The CUDA driver's export function, from a driver the process has loaded already (a process with CUDA
+// memory to register has: the CUDA runtime loads it); a host-only process does not load it for nothing.
 GetHandleFn cudaGetHandle() {
-  static GetHandleFn fn = [] {
-    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    return lib == nullptr ? nullptr : reinterpret_cast<GetHandleFn>(dlsym(lib, "cuMemGetHandleForAddressRange"));
-  }();
-  return fn;
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  return lib == nullptr ? nullptr : reinterpret_cast<GetHandleFn>(dlsym(lib, "cuMemGetHandleForAddressRange"));
 }
 
 }  // namespace

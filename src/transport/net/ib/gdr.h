@@ -2,7 +2,8 @@
 // directly. Two ways exist, as in NCCL: a peer-memory client in the kernel (nvidia-peermem, or MLNX_OFED's
 // nv_peer_mem), with which ibv_reg_mr accepts a device pointer; or dma-buf (Linux 5.12+, rdma-core 34+, CUDA
 // 11.7+ driver), where the CUDA driver exports the range as a dma-buf fd and ibv_reg_dmabuf_mr registers it.
-// The CUDA driver (libcuda.so.1) is loaded with dlopen only when a dma-buf registration is asked for.
+// The CUDA driver (libcuda.so.1) is used only when the process has loaded it already (the CUDA runtime does),
+// so that a host-only process never loads it.
 #pragma once
 
 #include <cstdint>
@@ -13,8 +14,8 @@
 namespace chorus::netplugin::ib {
 
 // Whether dma-buf registration can work on this protection domain: rdma-core has ibv_reg_dmabuf_mr, the kernel
-// supports it (a probe with fd -1 fails with EBADF rather than EOPNOTSUPP, NCCL's test) and the CUDA driver
-// exports cuMemGetHandleForAddressRange.
+// supports it (a probe with fd -1 fails with EBADF rather than EOPNOTSUPP, NCCL's test) and the CUDA driver,
+// loaded in this process when init runs, exports cuMemGetHandleForAddressRange (CUDA 11.7+).
 bool dmabufUsable(const IbVerbs& verbs, ibv_pd* pd);
 
 // Registers [start, start + length) (page-aligned) of kind `type`: host memory with ibv_reg_mr; CUDA memory

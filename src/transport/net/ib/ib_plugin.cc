@@ -41,15 +41,26 @@ chorusNetResult_t regMr(void* comm, void* data, size_t size, int type, void** mh
   std::string why;
   MrCache::Entry* e = c->port->dev->mrs->acquire(data, size, type, &why);
   if (e == nullptr) return fail(chorusNetSystemError, "ib plugin: registering %zu bytes: %s", size, why.c_str());
-  *mhandle = e;
+  auto* h = new MrHandle;
+  h->entry = e;
+  h->dev = c->port->dev;
+  h->addr = reinterpret_cast<uintptr_t>(data);
+  h->size = size;
+  h->type = type;
+  *mhandle = h;
   return chorusNetSuccess;
 }
 
 chorusNetResult_t deregMr(void*, void* mhandle) {
-  auto* e = static_cast<MrCache::Entry*>(mhandle);
-  if (e == nullptr) return fail(chorusNetInvalidArgument, "ib plugin: deregMr of a NULL handle");
+  auto* h = static_cast<MrHandle*>(mhandle);
+  if (h == nullptr || h->magic != MrHandle::kMrMagic) {
+    return fail(chorusNetInvalidArgument, "ib plugin: deregMr of a handle regMr did not return");
+  }
   std::string why;
-  if (!e->owner->release(e, &why)) return fail(chorusNetInvalidArgument, "ib plugin: %s", why.c_str());
+  const bool ok = h->entry->owner->release(h->entry, &why);
+  h->magic = 0;
+  delete h;
+  if (!ok) return fail(chorusNetSystemError, "ib plugin: %s", why.c_str());
   return chorusNetSuccess;
 }
 
