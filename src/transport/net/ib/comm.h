@@ -2,6 +2,7 @@
 // event channel, the RC QPs of the connection, a ring of Cts buffers and the TCP socket of its setup.
 #pragma once
 
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <string>
@@ -119,6 +120,7 @@ struct Comm {
   int flushesOutstanding = 0;
   std::unique_ptr<uint64_t> flushScratch;
   ibv_mr* flushMr = nullptr;
+  std::chrono::steady_clock::time_point nextPeerCheck{};  // when test() next looks at the setup socket
   // Once set, every request fails with it; only close is valid.
   chorusNetResult_t broken = chorusNetSuccess;
   std::string brokenWhy;
