@@ -320,6 +320,17 @@ void release(Comm* c, Request* r) {
   }
 }
 
+// What test() reports for a request whose state is known: its error, or its completion (and frees it).
+chorusNetResult_t reportIfFinished(Comm* c, Request* r, int* done, size_t* size) {
+  if (r->error != chorusNetSuccess) return fail(r->error, "%s", r->why.c_str());
+  if (r->done) {
+    *done = 1;
+    if (size != nullptr) *size = r->size;
+    release(c, r);
+  }
+  return chorusNetSuccess;
+}
+
 }  // namespace
 
 chorusNetResult_t ibIsend(void* comm, void* data, size_t size, int tag, void* mhandle, void** request) {
@@ -385,13 +396,7 @@ chorusNetResult_t ibTest(void* request, int* done, size_t* size) {
   }
   Comm* c = r->comm;
   progress(c);
-  if (r->error != chorusNetSuccess) return fail(r->error, "%s", r->why.c_str());
-  if (r->done) {
-    *done = 1;
-    if (size != nullptr) *size = r->size;
-    release(c, r);
-    return chorusNetSuccess;
-  }
+  if (r->error != chorusNetSuccess || r->done) return reportIfFinished(c, r, done, size);
   if (c->broken != chorusNetSuccess) return brokenError(c);
   // The peer never writes to the setup socket after setup: readable means its end-of-file, the process gone.
   // A look costs a system call, so a request tested in a tight loop looks once a millisecond.
@@ -399,6 +404,10 @@ chorusNetResult_t ibTest(void* request, int* done, size_t* size) {
   if (now < c->nextPeerCheck) return chorusNetSuccess;
   c->nextPeerCheck = now + std::chrono::milliseconds(1);
   if (peerGone(c->fd)) {
+    // A sender's last writes are in our CQ before its send completed, so before it could close; poll once
+    // more so that a completion queued just before the end is not taken for a loss.
+    pollAll(c);
+    if (r->error != chorusNetSuccess || r->done) return reportIfFinished(c, r, done, size);
     c->breakWith(chorusNetRemoteError, c->send ? "ib plugin: the receiver closed the connection or died"
                                                : "ib plugin: the sender closed the connection or died");
     return brokenError(c);
