@@ -1,10 +1,11 @@
 // The network plugin interface: how Chorus moves bytes between hosts, shaped like NCCL's ncclNet (v8). A
 // plugin is a table of C functions (chorusNet_v1_t); the library drives it from the network transport's
 // progress thread (transport/net/transport.h), which turns every FIFO slot into one message. Built in:
-// "socket" (TCP). Shared libraries built in this tree: "ucx" (libchorus-net-ucx.so) and the test plugin
-// "testsock" (libchorus-net-testsock.so); there is no ibverbs plugin yet. CHORUS_NET=name chooses one by name (as
-// NCCL_NET does); CHORUS_NET_PLUGIN=path loads a plugin from a shared library that exports a symbol named
-// chorusNetPlugin_v1 of type chorusNet_v1_t (docs/networks.md).
+// "socket" (TCP). Shared libraries built in this tree: "ucx" (libchorus-net-ucx.so), "ib" (libchorus-net-ib.so:
+// ibverbs, InfiniBand and RoCE; never run on RDMA hardware, see docs/networks.md) and the test plugins "testsock"
+// (libchorus-net-testsock.so) and "ib-fake" (the ib plugin over an in-process fake verbs provider).
+// CHORUS_NET=name chooses one by name (as NCCL_NET does); CHORUS_NET_PLUGIN=path loads a plugin from a shared
+// library that exports a symbol named chorusNetPlugin_v1 of type chorusNet_v1_t (docs/networks.md).
 //
 // This header is plain C, so that a plugin can be written in C and built outside the tree (installed as
 // chorus/net.h).
