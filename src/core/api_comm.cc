@@ -80,10 +80,12 @@ void destroyComm(Comm* c) {
     }
   }
   if (!healthy) {
+    // The first error, taken before the abort makes work still queued fail too.
+    const std::string first = c->firstAsyncError();
+    const std::string cause = first.empty() ? c->lastError() : first;
     c->abort();  // pending work stops at its next wait
     c->poisonConnections();
     if (created) {
-      const std::string cause = c->lastError();
       c->announceFailure("rank " + std::to_string(c->rank()) + " destroyed or aborted the communicator" +
                          (cause.empty() ? "" : " after: " + cause));
     }

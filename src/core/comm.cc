@@ -267,8 +267,15 @@ void Comm::drainSends(const WaitContext& ctx) {
 
 void Comm::recordAsyncError(Status s, const std::string& msg) {
   int expected = 0;
-  asyncError_.compare_exchange_strong(expected, static_cast<int>(s));
-  setLastError(msg);
+  const bool first = asyncError_.compare_exchange_strong(expected, static_cast<int>(s));
+  std::lock_guard<std::mutex> lock(errMu_);
+  if (first) firstAsyncError_ = msg;
+  lastError_ = msg;
+}
+
+std::string Comm::firstAsyncError() const {
+  std::lock_guard<std::mutex> lock(errMu_);
+  return firstAsyncError_;
 }
 
 void Comm::setLastError(const std::string& msg) {

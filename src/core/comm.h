@@ -134,6 +134,9 @@ class Comm {
   Status initResult() const { return static_cast<Status>(initState_.load()); }
   void recordAsyncError(Status s, const std::string& msg);
   Status asyncError() const { return static_cast<Status>(asyncError_.load()); }
+  // The message of the first asynchronous error ("" if none): what the notice of a later destroy names (the
+  // last error may by then be a consequence, such as the abort of work still queued).
+  std::string firstAsyncError() const;
 
   void setLastError(const std::string& msg);
   std::string lastError() const;
@@ -192,6 +195,7 @@ class Comm {
 
   mutable std::mutex errMu_;
   std::string lastError_;
+  std::string firstAsyncError_;
 
 #if CHORUS_BUILD_CUDA
  public:
