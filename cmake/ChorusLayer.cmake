@@ -1,5 +1,5 @@
 # The library's layers and the rule between them: a layer includes only its own headers and those of the layers
-# it names in DEPS (DESIGN.md's layering: base <- bootstrap, transport, topology <- collectives <- core).
+# it names in DEPS (docs/architecture.md's layers: base <- bootstrap, transport, topology <- collectives <- core).
 #
 # chorus_add_layer(NAME DIR_NAME [DEPS layer...] [PUBLIC_API]): an OBJECT library NAME of every .cc under src/DIR_NAME.
 # Its include path is not src/ but a folder of its own in the build tree that holds links to src/DIR_NAME and to

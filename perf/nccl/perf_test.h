@@ -36,7 +36,7 @@ constexpr int kExitFailure = 1;  // wrong results, a library error, a bandwidth 
 constexpr int kExitUsage = 2;    // bad command line
 constexpr int kExitTimeout = 3;  // -T expired
 
-// Command line options; defaults are nccl-tests' (REFERENCE.md section 6).
+// Command line options; defaults are nccl-tests' (src/common.cu of nccl-tests).
 struct Options {
   int nThreads = 1;                     // -t
   int nGpus = 1;                        // -g: ranks driven by each thread

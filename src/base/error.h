@@ -1,7 +1,7 @@
 // Errors. A failure anywhere in the C++ core is a chorus::Error (a Status and a message), thrown where it is
 // found by the CHORUS_* macros below: in argument checks, in communicator set-up, and in the data path (a
 // Primitives call, a FIFO wait that sees a closed peer or its deadline, the point-to-point engine). Nothing
-// returns error codes inward. An Error unwinds to the nearest boundary, and only boundaries catch:
+// returns error codes inward. An Error unwinds to the nearest boundary:
 //
 //   1. The C API boundary (src/core/api_guard.h). Every exported function body runs inside apiGuard(), which
 //      maps the Error to chorusResult_t (the Status values equal it) and records the message for
@@ -17,9 +17,20 @@
 //      thread (it drops the failing connection), the CUDA watchdog (kernels cannot throw: they stop and set a
 //      status word, which the watchdog records as the asynchronous error, core/device_comm.h).
 //
-// Besides boundaries, two places catch an Error to act on it: destroying a communicator escalates a timed-out
-// wait to an abort (core/api_comm.cc), and an optional topology load logs its failure (core/topo_setup.cc).
-// The bootstrap's outgoing connect rethrows a timeout as the remote error it means (bootstrap/outgoing.cc).
+// Besides the boundaries, these places catch an Error to act on it, and either rethrow or turn it into a value:
+//   - a FIFO wait (transport/fifo.cc) rethrows its wait's error naming what it waited for and on which
+//     connection, and forgives a peer check that fails (the peer exited cleanly) when the data it waits for is
+//     already there;
+//   - the shared-memory transport (transport/shm/transport.cc) rethrows a failure to open a peer's segment as
+//     chorusRemoteError naming the peer when that peer is gone;
+//   - the bootstrap's outgoing connect (bootstrap/outgoing.cc) rethrows a timeout as the remote error it
+//     means, and failure notices to peers that are already gone are dropped (bootstrap/bootstrap_impl.cc);
+//   - a failed set-up tells the peers why, then rethrows (core/init.cc);
+//   - destroying a communicator escalates a timed-out flush to an abort, and finalize records its error in the
+//     communicator before it returns it (core/api_comm.cc);
+//   - the failed-ranks agreement counts a peer failure as a failed rank (core/failed_ranks.cc), and a peer's
+//     failure notice is read as a message (Comm::awaitFailureNotice, core/comm.cc);
+//   - an optional topology load logs its failure (core/topo_setup.cc).
 #pragma once
 
 #include <cerrno>

@@ -94,6 +94,11 @@ class Bootstrap {
   // Throws chorusRemoteError naming the peer and its reason if a peer announced a failure of this communicator.
   // Costs one atomic load while no notice arrived in this process (the data path calls it every few ms).
   virtual void checkFailureNotices() const = 0;
+  // Waits, at most `maxMs`, until every message that reached this host for this rank before the call is in the
+  // mailbox (the endpoint's service thread reads sockets on its own schedule, which a loaded machine delays).
+  // A rank that fails sends its notice before it closes its connections or exits: once its closed connection
+  // is seen, this makes checkFailureNotices() see the notice too, without guessing how long to wait.
+  virtual void awaitDelivered(int maxMs) const = 0;
 
   // True when `peer`'s endpoint is known to be gone (a connection to it closed and none from it remains open);
   // never true for a rank of this process. Does not wait or connect.

@@ -135,6 +135,8 @@ class BootstrapImpl : public Bootstrap {
     }
   }
 
+  void awaitDelivered(int maxMs) const override { ep_.awaitFreshRound(Deadline::afterMs(maxMs)); }
+
   bool peerGone(int peer) const override {
     checkPeer(peer, "liveness of");
     if (peer == rank_ || isLocal(peer)) return false;

@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "base/error.h"
 #include "base/logging.h"
@@ -352,7 +354,25 @@ void Endpoint::run() {
     } catch (const std::exception& e) {
       CHORUS_LOG_WARN(kBootstrap, "bootstrap: service thread error: ", e.what());
     }
+    rounds_.fetch_add(1, std::memory_order_release);
   }
+}
+
+bool Endpoint::awaitFreshRound(const Deadline& until) {
+  // The round under way may have polled before the call; the one after it has not. Each is woken, so that
+  // neither sleeps its poll() timeout when nothing is readable.
+  const uint64_t target = rounds_.load(std::memory_order_acquire) + 2;
+  wake();
+  bool wokeNext = false;
+  for (uint64_t done; (done = rounds_.load(std::memory_order_acquire)) < target;) {
+    if (until.expired()) return false;
+    if (!wokeNext && done + 1 == target) {
+      wake();
+      wokeNext = true;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return true;
 }
 
 void Endpoint::serveOnce(std::vector<pollfd>& fds) {

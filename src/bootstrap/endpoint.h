@@ -72,6 +72,10 @@ class Endpoint {
   // if the peer's endpoint cannot be reached or its connection is known closed.
   std::shared_ptr<OutConn> outgoing(const SocketAddress& peer, uint64_t authHash, const WaitContext& ctx);
 
+  // Waits until the service thread has completed a whole poll round that began after this call (so it has read
+  // what the sockets held at the call), or until `until`; true when it has.
+  bool awaitFreshRound(const Deadline& until);
+
   // Blocking client side of the handshake, used by the ranks' threads.
   static Socket connectAuthenticated(const SocketAddress& addr, uint64_t authHash, const Secret& secret,
                                      Purpose purpose, const SocketAddress& self, const WaitContext& ctx,
@@ -114,6 +118,7 @@ class Endpoint {
   std::vector<std::unique_ptr<Conn>> conns_;
   int nextConnId_ = 1;
   std::vector<std::pair<uint64_t, int>> lost_;  // (authHash, connection) of registered ranks that left
+  std::atomic<uint64_t> rounds_{0};             // poll rounds completed (awaitFreshRound)
   std::thread thread_;
 };
 

@@ -59,6 +59,7 @@ class InProcessBootstrap : public Bootstrap {
   }
 
   void checkPeers() const override {}
+  void awaitDelivered(int) const override {}  // messages go straight into the mailbox
 
   // Threads cannot die alone; an aborted or failed rank tells the others through the shared mailbox.
   bool peerGone(int peer) const override {

@@ -30,6 +30,10 @@ constexpr bool isP2p(CollType t) {
 constexpr bool isRooted(CollType t) {
   return t == CollType::kBroadcast || t == CollType::kReduce || t == CollType::kGather || t == CollType::kScatter;
 }
+// True for the collectives that apply a reduction operation: all-reduce, reduce, reduce-scatter.
+constexpr bool isReduction(CollType t) {
+  return t == CollType::kAllReduce || t == CollType::kReduce || t == CollType::kReduceScatter;
+}
 // True for send and recv: one peer, nothing to tune.
 constexpr bool isSendRecv(CollType t) {
   return t == CollType::kSend || t == CollType::kRecv;

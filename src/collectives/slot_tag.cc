@@ -5,10 +5,6 @@
 namespace chorus::coll {
 namespace {
 
-bool isReduction(CollType t) {
-  return t == CollType::kAllReduce || t == CollType::kReduce || t == CollType::kReduceScatter;
-}
-
 const char* opName(int op) {
   static const char* const kNames[] = {"sum", "prod", "max", "min", "avg"};
   return op >= 0 && op < reduce::kNumOps ? kNames[op] : "?";

@@ -80,10 +80,12 @@ void destroyComm(Comm* c) {
     }
   }
   if (!healthy) {
+    // The first error, taken before the abort makes work still queued fail too.
+    const std::string first = c->firstAsyncError();
+    const std::string cause = first.empty() ? c->lastError() : first;
     c->abort();  // pending work stops at its next wait
     c->poisonConnections();
     if (created) {
-      const std::string cause = c->lastError();
       c->announceFailure("rank " + std::to_string(c->rank()) + " destroyed or aborted the communicator" +
                          (cause.empty() ? "" : " after: " + cause));
     }
@@ -95,11 +97,7 @@ void destroyComm(Comm* c) {
     }
   }
   // Segments that dead peers on this host created and no one mapped (they died during connection set-up).
-  if (created) {
-    for (const chorus::transport::PeerInfo& p : c->peers()) {
-      if (p.hostHash == c->peers()[c->rank()].hostHash) chorus::sweepSegmentsOf(p.pid);
-    }
-  }
+  c->sweepDeadLocalPeers(true);
   if (c->tracing()) chorus::core::flushTrace();
   chorus::core::commHandles().retire(c);  // its address is never reused: a stale handle stays invalid
 }
@@ -354,11 +352,7 @@ chorusResult_t chorusCommFinalize(chorusComm_t comm) {
       c->drainSends(c->flushContext("chorusCommFinalize flushing sends"));
     } catch (const chorus::Error& e) {
       // Recorded in the communicator: the notice its destruction sends names this first cause.
-      std::string msg = std::string(e.what()) + (e.status() == Status::kTimeout ? c->stalledPeers() : "");
-      if (e.status() == Status::kRemoteError && msg.find("peer rank") == std::string::npos) {
-        const std::string first = c->awaitFailureNotice(50);  // a peer's notice names the first cause
-        if (!first.empty()) msg += " (" + first + ")";
-      }
+      const std::string msg = c->withFirstCause(e.status(), e.what());
       c->recordAsyncError(e.status(), "chorusCommFinalize: " + msg);
       CHORUS_THROW(e.status(), msg);
     }

@@ -32,12 +32,8 @@ void checkMatchingCalls(Comm& comm, const std::vector<coll::CollOp>& ops, const 
   std::string text;
   for (const coll::CollOp& op : ops) {
     if (coll::isSendRecv(op.type)) continue;
-    const bool rooted = op.type == coll::CollType::kBroadcast || op.type == coll::CollType::kReduce ||
-                        op.type == coll::CollType::kGather || op.type == coll::CollType::kScatter;
-    const int opCode = op.type == coll::CollType::kAllReduce || op.type == coll::CollType::kReduce ||
-                               op.type == coll::CollType::kReduceScatter
-                           ? static_cast<int>(op.op)
-                           : -1;
+    const bool rooted = coll::isRooted(op.type);
+    const int opCode = coll::isReduction(op.type) ? static_cast<int>(op.op) : -1;
     if (mine.nColls == 0) {
       mine.type = static_cast<int>(op.type);
       mine.dtype = static_cast<int>(op.dtype);

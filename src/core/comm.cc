@@ -15,6 +15,7 @@
 #include "base/logging.h"
 #include "base/params.h"
 #include "base/process.h"
+#include "base/shm.h"
 #include "core/api_guard.h"
 #include "core/handle_registry.h"
 #include "core/oversubscription.h"
@@ -49,6 +50,10 @@ Comm::~Comm() {
 void Comm::joinInitThread() {
   if (initThread_.joinable() && initThread_.get_id() != std::this_thread::get_id()) initThread_.join();
 }
+
+// How long withFirstCause waits at most for the bootstrap to deliver what reached this host: normally it takes
+// two rounds of the endpoint's service thread, well under a millisecond; this bounds a starved thread.
+constexpr int kNoticeDeliveryMs = 2000;
 
 // Ranks that outnumber cores yield this long before a futex sleep (see WaitContext::yieldNs).
 constexpr int64_t kOversubscribedYieldNs = 1000000;
@@ -124,6 +129,7 @@ void Comm::setUp(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
   for (int r = 0; r < nranks_; ++r) {
     CHORUS_ENFORCE_EQ(peers_[r].rank, r, "peer information of rank ", r, " is inconsistent");
   }
+  sweepDeadLocalPeers(false);  // from now on, a local peer that dies leaves nothing in /dev/shm
 
   // config->netName names the network between hosts: only the socket transport exists in this build.
   CHORUS_CHECK_ARG(options_.netName.empty() || strcasecmp(options_.netName.c_str(), "Socket") == 0, "config->netName '",
@@ -208,17 +214,39 @@ std::string Comm::stalledPeers() const {
   return out;
 }
 
-std::string Comm::awaitFailureNotice(int ms) const {
-  if (!bootstrap_) return "";
-  const Deadline until = Deadline::afterMs(ms);
-  for (;;) {
+std::string Comm::withFirstCause(Status s, std::string cause) const {
+  if (s == Status::kTimeout) return cause + stalledPeers();
+  if (s != Status::kRemoteError || !bootstrap_ || cause.find("peer rank") != std::string::npos) return cause;
+  auto notice = [this]() -> std::string {
     try {
       bootstrap_->checkFailureNotices();
     } catch (const Error& e) {
       return e.what();
     }
-    if (until.expired()) return "";
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return "";
+  };
+  std::string first = notice();
+  if (first.empty()) {
+    bootstrap_->awaitDelivered(kNoticeDeliveryMs);
+    first = notice();
+  }
+  if (first.empty()) return cause;
+  const std::string tag = rankTag_ + ": ";
+  if (first.compare(0, tag.size(), tag) == 0) first.erase(0, tag.size());
+  return cause + " (" + first + ")";
+}
+
+void Comm::sweepDeadLocalPeers(bool now) {
+  if (peers_.empty()) return;
+  const transport::PeerInfo& self = peers_[rank_];
+  for (int r = 0; r < static_cast<int>(peers_.size()); ++r) {
+    const transport::PeerInfo& p = peers_[r];
+    // Entries not received yet still hold rank -1.
+    if (r == rank_ || p.rank != r || p.pid <= 0 || p.hostHash != self.hostHash || p.processId == self.processId) {
+      continue;
+    }
+    watchPeerSegments(p.pid);
+    if (now) sweepSegmentsOf(p.pid);
   }
 }
 
@@ -239,8 +267,15 @@ void Comm::drainSends(const WaitContext& ctx) {
 
 void Comm::recordAsyncError(Status s, const std::string& msg) {
   int expected = 0;
-  asyncError_.compare_exchange_strong(expected, static_cast<int>(s));
-  setLastError(msg);
+  const bool first = asyncError_.compare_exchange_strong(expected, static_cast<int>(s));
+  std::lock_guard<std::mutex> lock(errMu_);
+  if (first) firstAsyncError_ = msg;
+  lastError_ = msg;
+}
+
+std::string Comm::firstAsyncError() const {
+  std::lock_guard<std::mutex> lock(errMu_);
+  return firstAsyncError_;
 }
 
 void Comm::setLastError(const std::string& msg) {

@@ -96,9 +96,18 @@ class Comm {
   // usual reason for no progress; "" when none is.
   std::string stalledPeers() const;
 
-  // Waits up to `ms` for a failure notice from a peer and returns its text ("" if none came): a connection
-  // closed by a peer that failed is explained by that peer's notice, which names the first cause.
-  std::string awaitFailureNotice(int ms) const;
+  // `cause`, the message of an error this rank met, completed with what explains it: after a deadline, the
+  // peers on this host that are stopped; after a remote error that does not come from a peer's notice already,
+  // the first cause named by the notice of a peer that failed. A rank that fails sends its notice before it
+  // closes its connections or exits, so the notice is looked for once the bootstrap has delivered everything
+  // that reached this host (Bootstrap::awaitDelivered), not after a fixed pause a loaded machine may outlast.
+  std::string withFirstCause(Status s, std::string cause) const;
+
+  // Shared-memory segments that a peer process of this host created and nobody mapped outlive it unless a
+  // survivor removes them: registers every such peer known so far (all of them once set-up exchanged the peer
+  // information, the ones received so far when set-up failed half-way) for the sweep at this process's exit
+  // (base/shm.h), and with `now` sweeps those that are gone already.
+  void sweepDeadLocalPeers(bool now);
 
   // Numbers `n` collectives in the order every rank issues them; returns the first number (slot_tag.h).
   uint32_t takeCollectiveSeqs(uint32_t n) {
@@ -125,6 +134,9 @@ class Comm {
   Status initResult() const { return static_cast<Status>(initState_.load()); }
   void recordAsyncError(Status s, const std::string& msg);
   Status asyncError() const { return static_cast<Status>(asyncError_.load()); }
+  // The message of the first asynchronous error ("" if none): what the notice of a later destroy names (the
+  // last error may by then be a consequence, such as the abort of work still queued).
+  std::string firstAsyncError() const;
 
   void setLastError(const std::string& msg);
   std::string lastError() const;
@@ -183,6 +195,7 @@ class Comm {
 
   mutable std::mutex errMu_;
   std::string lastError_;
+  std::string firstAsyncError_;
 
 #if CHORUS_BUILD_CUDA
  public:

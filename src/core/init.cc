@@ -36,13 +36,17 @@ namespace {
 
 // Runs the set-up and records the outcome in the communicator (for non-blocking init). A rank whose set-up
 // fails once the bootstrap is up tells its peers why: a peer that finished its own set-up and waits on this
-// rank then fails naming the first cause (say, a third rank that died), not just this rank's departure.
+// rank then fails naming the first cause (say, a third rank that died), not just this rank's departure. Its own
+// message names that first cause too when a peer's notice gives it, and what dead local peers left in /dev/shm
+// is removed.
 void finishSetUp(Comm* comm, std::unique_ptr<bootstrap::Bootstrap> b) {
   try {
     comm->setUp(std::move(b));
   } catch (const Error& e) {
-    comm->announceFailure("rank " + std::to_string(comm->rank()) + " failed to create the communicator: " + e.what());
-    throw;
+    comm->sweepDeadLocalPeers(true);
+    const std::string msg = comm->withFirstCause(e.status(), e.what());
+    comm->announceFailure("rank " + std::to_string(comm->rank()) + " failed to create the communicator: " + msg);
+    throw Error(e.status(), msg);
   }
   comm->setInitResult(Status::kSuccess);
 }

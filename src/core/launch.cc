@@ -95,13 +95,8 @@ Failure executeLaunch(const std::vector<CommWork>& works) {
       const std::string tag = "rank " + std::to_string(w.comm->rank()) + ": ";
       std::string cause = e.what();
       if (cause.compare(0, tag.size(), tag) == 0) cause.erase(0, tag.size());
-      if (e.status() == Status::kTimeout) {
-        cause += w.comm->stalledPeers();
-      } else if (e.status() == Status::kRemoteError && cause.find("peer rank") == std::string::npos) {
-        // A connection closed by a peer that failed: its notice, sent before it closed, names the first cause.
-        std::string first = w.comm->awaitFailureNotice(50);
-        if (!first.empty()) cause += " (" + first.substr(first.compare(0, tag.size(), tag) == 0 ? tag.size() : 0) + ")";
-      }
+      // A connection closed by a peer that failed: its notice, sent before it closed, names the first cause.
+      cause = w.comm->withFirstCause(e.status(), std::move(cause));
       f = Failure{e.status(), tag + describe(w.ops) + ": " + cause};
       // Peers learn of the failure first through the notice, then through the closed connections. Invalid usage
       // found before any data moved (CHORUS_CHECK's fingerprints, seen alike by every rank) leaves the

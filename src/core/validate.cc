@@ -53,9 +53,7 @@ void validateOp(const Comm& comm, const coll::CollOp& op) {
   CHORUS_CHECK_ARG(op.count <= (SIZE_MAX / elt) / static_cast<size_t>(n), name, ": count ", op.count,
                    " is too large (its size in bytes overflows)");
   const size_t bytes = op.count * elt;
-  const bool rooted = op.type == coll::CollType::kBroadcast || op.type == coll::CollType::kReduce ||
-                      op.type == coll::CollType::kGather || op.type == coll::CollType::kScatter;
-  if (rooted) {
+  if (coll::isRooted(op.type)) {
     CHORUS_CHECK_ARG(op.root >= 0 && op.root < n, name, ": root ", op.root, " is outside [0, nranks=", n, ")");
   }
   if (coll::isSendRecv(op.type)) {

@@ -1,6 +1,6 @@
 // Tuning inputs: for each (collective, algorithm) the latency and bus bandwidth that the topology search found.
 // The collectives' cost model reads these (time = latencyUs + bytes / (busBwGBs * 1e3) per algorithm-step
-// scaled as in NCCL's tuning.cc); the numbers follow NCCL's model (REFERENCE.md section 2) for the Simple
+// scaled as in NCCL's tuning.cc); the numbers follow NCCL's model (its src/graph/tuning.cc) for the Simple
 // protocol, the one protocol Chorus has.
 #pragma once
 

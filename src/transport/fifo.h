@@ -54,9 +54,10 @@ inline char* fifoSlot(FifoControl* f, uint32_t i) {
 }
 
 // A slot's size word: the payload bytes in the low 32 bits, and in the high 32 bits the tag of the operation
-// that wrote it (collectives/slot_tag.h: its sequence number and signature; 0 for untagged traffic). Copied as one
-// 64-bit word with the slot (the socket proxy sends it as the slot's header), so a receiver that compares the
-// whole word with the one it expects checks bytes and operation in one comparison.
+// that wrote it (collectives/slot_tag.h: its sequence number and signature; 0 for untagged traffic). A receiver
+// that compares the whole word with the one it expects checks bytes and operation in one comparison. The host
+// FIFOs (inproc, shm) carry the word as written; the network transport moves the payload alone through its
+// plugin, so its receiving ends hold the byte count only and check that (RecvConnection::bytesOnly).
 constexpr uint64_t kSlotBytesMask = 0xffffffffull;
 inline uint64_t slotWord(size_t bytes, uint32_t tag) {
   return (static_cast<uint64_t>(tag) << 32) | bytes;

@@ -342,10 +342,15 @@ TEST(ApiProcs, KilledPeerOverSocketBecomesRemoteError) {
   EXPECT_EQ(results[0].exitCode, 0);
 }
 
-// Rank 1 is stopped (SIGSTOP) by the test; rank 0's all-reduce must end with chorusTimeout at its deadline.
-const bool kStopChild = registerChild("stopped", [](int rank, int, const std::vector<std::string>&) {
+// Rank 1 is stopped (SIGSTOP) by the test; rank 0's all-reduce must end with chorusTimeout at its deadline, with
+// a message that says which operation, which peer and what it waited for (issue 13 item 4). args[0]: "connected"
+// runs one all-reduce first, so that the wait is in the data path rather than in connection set-up.
+const bool kStopChild = registerChild("stopped", [](int rank, int, const std::vector<std::string>& args) {
+  const bool connected = !args.empty() && args[0] == "connected";
   chorusComm_t comm = nullptr;
   if (chorusCommInitFromEnv(&comm, nullptr) != chorusSuccess) return 2;
+  float x = 1;
+  if (connected && chorusAllReduce(&x, &x, 1, chorusFloat32, chorusSum, comm, nullptr) != chorusSuccess) return 3;
   if (rank == 1) {
     printf("ready\n");
     fflush(stdout);
@@ -353,24 +358,35 @@ const bool kStopChild = registerChild("stopped", [](int rank, int, const std::ve
     return 0;
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  float x = 1;
   auto start = Clock::now();
   chorusResult_t rc = chorusAllReduce(&x, &x, 1, chorusFloat32, chorusSum, comm, nullptr);
   double took = secondsSince(start);
-  fprintf(stderr, "rank 0: %s after %.2f s\n", chorusGetErrorString(rc), took);
+  const std::string msg = chorusGetLastError(comm);
+  fprintf(stderr, "rank 0: %s after %.2f s: %s\n", chorusGetErrorString(rc), took, msg.c_str());
   chorusCommAbort(comm);
-  return rc == chorusTimeout && took >= 1.5 && took < 10 ? 0 : 10;
+  if (rc != chorusTimeout || took < 1.5 || took >= 10) return 10;
+  // The operation, the peer waited on and that it is stopped; in the data path, what was waited for.
+  for (const char* part : {"AllReduce(count 1, float32)", "rank 1", "is stopped"}) {
+    if (msg.find(part) == std::string::npos) return 11;
+  }
+  if (connected && msg.find("waiting for data") == std::string::npos) return 12;
+  return 0;
 });
 
-TEST(ApiProcs, StoppedPeerBecomesTimeout) {
+class StoppedPeer : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(StoppedPeer, BecomesATimeoutThatNamesTheOperationAndThePeer) {
   ChildOptions opt;
   opt.env["CHORUS_TIMEOUT_MS"] = "2000";
+  opt.args = {GetParam()};
   std::vector<pid_t> pids = startChildren("stopped", 2, opt);
   ASSERT_EQ(pids.size(), 2u);
   EXPECT_EQ(waitChild(pids[0], 60), 0);
   kill(pids[1], SIGKILL);
   waitChild(pids[1], 10);
 }
+
+INSTANTIATE_TEST_SUITE_P(ApiProcs, StoppedPeer, ::testing::Values("setup", "connected"));
 
 // Rank 2 exits before joining: the others' init ends at the deadline with chorusTimeout, not a hang.
 const bool kLateChild = registerChild("missing", [](int rank, int, const std::vector<std::string>&) {

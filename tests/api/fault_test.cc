@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -98,10 +99,32 @@ int verdict(int rank, int victim, const std::string& fault, const char* what, ch
     if (took > 2.0) return 24;
   }
   // A stopped rank on another host is named only by the ranks that wait on it directly: the others time out
-  // waiting on a neighbour that waits in turn (no heartbeat tells a stopped host from a slow one).
-  if (stopped && tcp) return 0;
+  // waiting on a neighbour that waits in turn (no heartbeat tells a stopped host from a slow one). The same holds
+  // during set-up on one host: before the peer exchange is done a rank does not know which processes its peers
+  // are, so it cannot tell that one of them is stopped (the data path can, and names it).
+  if (stopped && (tcp || std::string(what) == "init")) return 0;
   if (msg.find("rank " + std::to_string(victim)) == std::string::npos) return 25;
   return 0;
+}
+
+// The survivors' warm-up must be over before the victim's fault: a peer that fails announces it, and the notice
+// ends every pending operation of the communicator, so a survivor still in its warm-up (slow on a loaded machine)
+// would fail there instead of in the phase under test. Out of band, through files in FAULT_SYNC_DIR: each
+// survivor marks its warm-up done, and the victim waits for all of them.
+void markWarm(int rank) {
+  const std::string path = std::string(getenv("FAULT_SYNC_DIR")) + "/" + std::to_string(rank);
+  if (FILE* f = fopen(path.c_str(), "w")) fclose(f);
+}
+
+bool othersWarm(int nranks, int victim) {
+  const std::string dir = getenv("FAULT_SYNC_DIR");
+  for (auto start = Clock::now(); secondsSince(start) < 30;) {
+    int warm = 0;
+    for (int r = 0; r < nranks; ++r) warm += r != victim && access((dir + "/" + std::to_string(r)).c_str(), F_OK) == 0;
+    if (warm == nranks - 1) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
 }
 
 // args: phase, fault. The victim is the last rank (rank 0 serves the rendezvous).
@@ -119,11 +142,24 @@ const bool kFaultChild = registerChild("fault", [](int rank, int nranks, const s
   chorusComm_t comm = nullptr;
   if (phase == "init") {
     if (isVictim) {
-      // Joins (non-blocking), then dies while the others are still creating the communicator.
+      // Joins (non-blocking), then dies while the others are still creating the communicator: once the root has
+      // every rank's registration (the rendezvous is complete: its log line, CHORUS_DEBUG_FILE), so that the
+      // survivors know of this rank. A rank that dies before it registers is only a rank that never came, which
+      // no survivor can tell from a late one before the deadline.
       chorusConfig_t config = CHORUS_CONFIG_INITIALIZER;
       config.blocking = 0;
       chorusCommInitFromEnv(&comm, &config);
-      std::this_thread::sleep_for(std::chrono::milliseconds(30));  // long enough to reach the root
+      const std::string log = std::string(getenv("FAULT_SYNC_DIR")) + "/log." + std::to_string(getpid());
+      for (auto start = Clock::now(); secondsSince(start) < 30;) {
+        std::string text;
+        if (FILE* f = fopen(log.c_str(), "r")) {
+          char buf[4096];
+          for (size_t n; (n = fread(buf, 1, sizeof(buf), f)) > 0;) text.append(buf, n);
+          fclose(f);
+        }
+        if (text.find("bootstrap rendezvous complete") != std::string::npos) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
       die(fault);
     }
     auto start = Clock::now();
@@ -173,6 +209,8 @@ const bool kFaultChild = registerChild("fault", [](int rank, int nranks, const s
       chorusSuccess) {
     return 3;
   }
+  if (!isVictim) markWarm(rank);
+  if (isVictim && !othersWarm(nranks, victim)) return 4;
   if (phase == "collective") {
     if (isVictim) {
       chorusStream_t s;
@@ -227,6 +265,17 @@ int runCell(const FaultCase& c) {
   opt.timeoutSec = 60;
   opt.args = {c.phase, c.fault, c.hosts > 1 ? "tcp" : "shm"};
   opt.env["CHORUS_TIMEOUT_MS"] = std::to_string(kDeadlineMs);
+  char syncDir[] = "/tmp/chorus-fault-XXXXXX";
+  if (mkdtemp(syncDir) == nullptr) {
+    ADD_FAILURE() << "mkdtemp: " << strerror(errno);
+    return 0;
+  }
+  opt.env["FAULT_SYNC_DIR"] = syncDir;
+  if (std::string(c.phase) == "init") {  // the victim of the init phase watches its log (above)
+    opt.env["CHORUS_DEBUG"] = "INFO";
+    opt.env["CHORUS_DEBUG_SUBSYS"] = "BOOTSTRAP";
+    opt.env["CHORUS_DEBUG_FILE"] = std::string(syncDir) + "/log.%p";
+  }
   const std::set<std::string> before = chorusSegments();
   std::vector<pid_t> pids = startChildren("fault", c.nranks, opt);
   const int victim = c.nranks - 1;
@@ -246,6 +295,13 @@ int runCell(const FaultCase& c) {
   // (chorusrun does, for its ranks), as done here.
   std::vector<pid_t> survivors(pids.begin(), pids.end() - 1);
   int left = segmentsOf(std::string(c.fault) == "stop" ? survivors : pids, before);
+  if (DIR* dir = opendir(syncDir)) {
+    while (dirent* e = readdir(dir)) {
+      if (e->d_name[0] != '.') unlink((std::string(syncDir) + "/" + e->d_name).c_str());
+    }
+    closedir(dir);
+  }
+  rmdir(syncDir);
   int victimLeft = segmentsOf({pids[victim]}, before, /*remove=*/true);
   if (victimLeft > 0) fprintf(stderr, "the stopped victim left %d segment(s), swept as chorusrun does\n", victimLeft);
   return left;

@@ -3,6 +3,8 @@
 // sequence number and signature.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <string>
@@ -18,11 +20,26 @@ struct Outcome {
   std::string msg;
 };
 
-// Runs call(rank, comm) on one thread per rank of a fresh InitAll communicator; aborts it afterwards.
-std::vector<Outcome> onRanks(int n, const std::function<chorusResult_t(int, chorusComm_t)>& call) {
+// Runs call(rank, comm) on one thread per rank of a fresh communicator (InitAll, or with `config` ranks made by
+// chorusCommInitRankConfig on threads); aborts it afterwards.
+std::vector<Outcome> onRanks(int n, const std::function<chorusResult_t(int, chorusComm_t)>& call,
+                             const chorusConfig_t* config = nullptr) {
   setenv("CHORUS_TIMEOUT_MS", "3000", 1);
   std::vector<chorusComm_t> comms(n);
-  EXPECT_EQ(chorusCommInitAll(comms.data(), n, nullptr), chorusSuccess);
+  if (config == nullptr) {
+    EXPECT_EQ(chorusCommInitAll(comms.data(), n, nullptr), chorusSuccess);
+  } else {
+    chorusUniqueId id;
+    EXPECT_EQ(chorusGetUniqueId(&id), chorusSuccess);
+    std::vector<std::thread> init;
+    for (int r = 0; r < n; ++r) {
+      init.emplace_back([&, r] {
+        chorusConfig_t c = *config;
+        EXPECT_EQ(chorusCommInitRankConfig(&comms[r], n, id, r, &c), chorusSuccess);
+      });
+    }
+    for (auto& t : init) t.join();
+  }
   std::vector<Outcome> out(n);
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r) {
@@ -117,6 +134,67 @@ TEST_P(Mismatch, BroadcastWithDifferentRootsNeverCorruptsSilently) {
     fprintf(stderr, "rank %zu: %d %s\n", r, out[r].rc, out[r].msg.c_str());
   }
   EXPECT_GT(errors, 0);
+}
+
+// Issue 13 item 4: a count mismatch without CHORUS_CHECK is found in the data path, where some data already
+// moved: an error that says the communicator is not usable any more (never chorusInvalidUsage, which promises a
+// usable communicator) on every rank, and never a wrong result. With one slot per message (direct) every rank
+// receives a mismatched slot: chorusRemoteError. With a large count the ranks may tune differently (one channel
+// or two) and then wait for connections the others never make: the deadline ends it (chorusTimeout), or a
+// peer's notice (chorusRemoteError).
+TEST_P(Mismatch, DifferentCountsFailEveryRankAndNeverGiveAWrongResult) {
+  const int n = GetParam();
+  for (size_t count : {size_t{1000}, size_t{1} << 20}) {
+    auto out = onRanks(n, [&](int rank, chorusComm_t comm) {
+      const size_t mine = rank == 0 ? count - 24 : count;
+      std::vector<float> buf(mine, 1.0f);
+      chorusResult_t rc = chorusAllReduce(buf.data(), buf.data(), mine, chorusFloat32, chorusSum, comm, nullptr);
+      if (rc != chorusSuccess) return rc;
+      for (float v : buf) {
+        if (v != static_cast<float>(n)) return chorusInternalError;  // a silent wrong result
+      }
+      return chorusSuccess;
+    });
+    for (size_t r = 0; r < out.size(); ++r) {
+      if (count == 1000) {
+        EXPECT_EQ(out[r].rc, chorusRemoteError) << "count " << count << ", rank " << r << ": " << out[r].msg;
+      } else {
+        EXPECT_TRUE(out[r].rc == chorusRemoteError || out[r].rc == chorusTimeout)
+            << "count " << count << ", rank " << r << ": " << out[r].rc << " " << out[r].msg;
+      }
+    }
+  }
+}
+
+// CHORUS_CHECK (config.checkMode) compares the calls before any data moves: every rank gets chorusInvalidUsage
+// with a message naming both calls, and the communicator stays usable, as the header promises.
+TEST_P(Mismatch, CheckModeNamesBothCallsAndTheCommunicatorStaysUsable) {
+  const int n = GetParam();
+  chorusConfig_t config = CHORUS_CONFIG_INITIALIZER;
+  config.checkMode = 1;
+  auto out = onRanks(
+      n,
+      [&](int rank, chorusComm_t comm) {
+        std::vector<float> buf(4096, 1.0f);
+        const size_t count = rank == n - 1 ? 4000 : 4096;
+        chorusResult_t rc = chorusAllReduce(buf.data(), buf.data(), count, chorusFloat32, chorusSum, comm, nullptr);
+        if (rc != chorusInvalidUsage) return rc == chorusSuccess ? chorusInternalError : rc;
+        const std::string msg = chorusGetLastError(comm);
+        if (msg.find("count 4000") == std::string::npos || msg.find("count 4096") == std::string::npos) {
+          fprintf(stderr, "rank %d: the message does not name both counts: %s\n", rank, msg.c_str());
+          return chorusInternalError;
+        }
+        // The next, matching, call works and gives the right sum.
+        std::fill(buf.begin(), buf.end(), 1.0f);
+        rc = chorusAllReduce(buf.data(), buf.data(), buf.size(), chorusFloat32, chorusSum, comm, nullptr);
+        if (rc != chorusSuccess) return rc;
+        for (float v : buf) {
+          if (v != static_cast<float>(n)) return chorusInternalError;
+        }
+        return chorusSuccess;
+      },
+      &config);
+  for (size_t r = 0; r < out.size(); ++r) EXPECT_EQ(out[r].rc, chorusSuccess) << "rank " << r << ": " << out[r].msg;
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, Mismatch, ::testing::Values(2, 3, 5));

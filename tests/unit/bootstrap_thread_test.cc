@@ -306,6 +306,34 @@ TEST_F(BootstrapThreads, AuthenticatedPeersAreStillBoundedAndTimed) {
   EXPECT_TRUE(closedByPeerWithin(stalled, 3000)) << "stalled frame";
 }
 
+// What reached the endpoint's sockets before awaitFreshRound() is in the mailbox when it returns, however late
+// the service thread runs (a failed peer's notice is looked for this way once its closed connection is seen).
+TEST_F(BootstrapThreads, WhatArrivedBeforeAFreshRoundIsInTheMailboxAfterIt) {
+  UniqueId id = createUniqueId();
+  Secret secret{};
+  memcpy(secret.data(), id.secret, secret.size());
+  Endpoint& ep = Endpoint::get();
+  ep.registerSecret(id.commHash, secret);
+  WaitContext ctx = testCtx();
+  Socket s = Endpoint::connectAuthenticated(ep.address(), id.commHash, secret, Purpose::kData, ep.address(), ctx);
+  FrameHeader h;
+  h.type = FrameType::kData;
+  h.commHash = id.commHash;
+  h.src = 1;
+  h.dst = 0;
+  for (uint64_t tag = 1; tag <= 200; ++tag) {
+    h.tag = tag;
+    const uint8_t payload[3] = {1, 2, static_cast<uint8_t>(tag)};
+    auto frame = encodeFrame(h, payload, sizeof(payload));
+    s.sendAll(frame.data(), frame.size(), ctx);  // on loopback: in the endpoint's socket when this returns
+    ASSERT_TRUE(ep.awaitFreshRound(Deadline::afterMs(10000))) << "the service thread made no round in 10 s";
+    std::vector<uint8_t> got;
+    ASSERT_TRUE(ep.mailbox().peek(MailKey{id.commHash, id.commHash, 0, 1, tag}, &got)) << "message " << tag;
+    ASSERT_EQ(got.size(), 3u);
+    EXPECT_EQ(got[2], static_cast<uint8_t>(tag));
+  }
+}
+
 TEST_F(BootstrapThreads, ClientRefusesAListenerWithoutTheSecret) {
   Endpoint& ep = Endpoint::get();
   Secret listenerSecret{}, clientSecret{};
