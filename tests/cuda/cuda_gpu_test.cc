@@ -15,39 +15,20 @@
 #include <vector>
 
 #include "chorus/chorus.h"
+#include "common/gpu_presence.h"
 #include "common/test_data.h"
 
 namespace {
 
-// Whether the operating system shows an NVIDIA GPU (the driver's list or its device nodes), whatever the CUDA
-// runtime makes of it.
-bool osSeesGpu() {
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
-    (void)entry;
-    return true;
-  }
-  for (int i = 0; i < 64; ++i) {
-    if (std::filesystem::exists("/dev/nvidia" + std::to_string(i), ec)) return true;
-  }
-  return false;
-}
-
-// Skips the test when there is no GPU at all. Fails it when a GPU is there (or CHORUS_REQUIRE_GPU=1 says one
-// must be) but the CUDA runtime cannot use it, e.g. a driver older than the statically linked runtime needs:
-// a GPU machine must not pass this suite by testing nothing.
-#define REQUIRE_GPU()                                                                                        \
-  do {                                                                                                       \
-    int n_ = 0;                                                                                              \
-    cudaError_t e_ = cudaGetDeviceCount(&n_);                                                                \
-    if (e_ != cudaSuccess || n_ == 0) {                                                                      \
-      const std::string why_ = e_ != cudaSuccess ? cudaGetErrorString(e_) : "0 devices";                     \
-      const char* req_ = std::getenv("CHORUS_REQUIRE_GPU");                                                  \
-      if (osSeesGpu() || (req_ != nullptr && std::string(req_) == "1")) {                                    \
-        FAIL() << "a GPU is present (or CHORUS_REQUIRE_GPU=1) but the CUDA runtime cannot use it: " << why_; \
-      }                                                                                                      \
-      GTEST_SKIP() << "no CUDA device visible: " << why_;                                                    \
-    }                                                                                                        \
+// Skips the test when there is no GPU at all; fails it when one should be usable (common/gpu_presence.h).
+#define REQUIRE_GPU()                                                                              \
+  do {                                                                                             \
+    int n_ = 0;                                                                                    \
+    cudaError_t e_ = cudaGetDeviceCount(&n_);                                                      \
+    if (e_ != cudaSuccess || n_ == 0) {                                                            \
+      CHORUS_SKIP_OR_FAIL_WITHOUT_GPU(std::string("no CUDA device visible: ") +                    \
+                                      (e_ != cudaSuccess ? cudaGetErrorString(e_) : "0 devices")); \
+    }                                                                                              \
   } while (0)
 
 // nranks communicators on device 0, made from one thread per rank; timeoutMs: their deadline (0: the default).

@@ -10,32 +10,17 @@
 #include <filesystem>
 #include <string>
 
+#include "common/gpu_presence.h"
 #include "cuda/cuda_device.h"
 #include "device_ops_check.h"
 
 namespace chorus::train {
 namespace {
 
-bool osSeesGpu() {
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
-    (void)entry;
-    return true;
-  }
-  return std::filesystem::exists("/dev/nvidia0", ec);
-}
-
-#define REQUIRE_GPU()                                                        \
-  do {                                                                       \
-    const std::string why_ = cudaUnavailableReason();                        \
-    if (!why_.empty()) {                                                     \
-      const char* req_ = std::getenv("CHORUS_REQUIRE_GPU");                  \
-      if (osSeesGpu() || (req_ != nullptr && std::string(req_) == "1"))      \
-        FAIL() << "a GPU is present (or CHORUS_REQUIRE_GPU=1) but the CUDA " \
-                  "runtime cannot use it: "                                  \
-               << why_;                                                      \
-      GTEST_SKIP() << why_;                                                  \
-    }                                                                        \
+#define REQUIRE_GPU()                                         \
+  do {                                                        \
+    const std::string why_ = cudaUnavailableReason();         \
+    if (!why_.empty()) CHORUS_SKIP_OR_FAIL_WITHOUT_GPU(why_); \
   } while (0)
 
 // cuBLAS sums the GEMMs' products in another order than OpenBLAS; everything else is the host's arithmetic
