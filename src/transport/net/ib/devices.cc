@@ -53,6 +53,13 @@ bool addressPort(const IbVerbs& v, const ibv_port_attr& pa, int gidIndex, IbPort
 
 }  // namespace
 
+IbContext::~IbContext() {
+  // The registrations go before the protection domain they belong to, and the domain before its device.
+  mrs.reset();
+  if (pd != nullptr) verbs->deallocPd(pd);
+  if (ctx != nullptr) verbs->closeDevice(ctx);
+}
+
 int linkSpeedMbps(uint8_t activeSpeed, uint8_t activeWidth) {
   // Mbit/s per lane by speed code (SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR) and lanes by width code.
   static const struct {
@@ -98,8 +105,7 @@ chorusNetResult_t discoverPorts(const IbVerbs& v, const HcaFilter& filter, int g
     dev->ctx = ctx;
     if (v.queryDevice(ctx, &dev->attr) != 0) {
       skipped += " " + name + " (ibv_query_device failed)";
-      v.closeDevice(ctx);
-      continue;
+      continue;  // dev closes the device
     }
     std::vector<IbPort> found;
     for (int port = 1; port <= dev->attr.phys_port_cnt; ++port) {
@@ -135,15 +141,11 @@ chorusNetResult_t discoverPorts(const IbVerbs& v, const HcaFilter& filter, int g
       }
       found.push_back(p);
     }
-    if (found.empty()) {
-      v.closeDevice(ctx);
-      continue;
-    }
+    if (found.empty()) continue;  // dev closes the device
     dev->pd = v.allocPd(ctx);
     if (dev->pd == nullptr) {
       skipped += " " + name + " (ibv_alloc_pd: " + strerror(errno) + ")";
-      v.closeDevice(ctx);
-      continue;
+      continue;  // dev closes the device
     }
     dev->pciPath = pciPathOf(name);
     dev->dmabuf = dmabufUsable(v, dev->pd);

@@ -16,7 +16,14 @@
 namespace chorus::netplugin::ib {
 
 // One opened RDMA device, shared by its ports: the context, one protection domain and its registration cache.
+// It owns all three: destroying it deregisters what is left, frees the protection domain and closes the device
+// (the plugin's state lives until exit, so a process that never closed its comms still gives everything back).
 struct IbContext {
+  IbContext() = default;
+  ~IbContext();
+  IbContext(const IbContext&) = delete;
+  IbContext& operator=(const IbContext&) = delete;
+
   const IbVerbs* verbs = nullptr;
   std::string name;     // "mlx5_0"
   std::string pciPath;  // sysfs path of the PCI function, "" when unknown
