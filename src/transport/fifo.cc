@@ -6,6 +6,9 @@
 // Either the waiter's re-read sees the new counter, or the other side's read of `sleeping` sees 1 and
 // wakes it; the futex itself re-checks the counter in the kernel. The flag is cleared as soon as the wait
 // ends, so a peer that keeps up never pays for a system call.
+//
+// A FIFO whose far end has a FifoDriver (the network transport) is waited on differently when the driver can
+// be claimed: the waiting thread moves the far end itself and sleeps in the driver's block() (drivenWait).
 #include "transport/fifo.h"
 
 #include <new>
@@ -19,6 +22,8 @@ namespace {
 
 constexpr size_t kHeaderBytes = (sizeof(FifoControl) + 4095) & ~size_t(4095);
 constexpr uint64_t kPeerCheckNs = 2000000;  // probe the far end every 2 ms while waiting
+constexpr uint64_t kDriverBlockNs = 1000000;  // a driven wait sleeps in 1 ms slices, as a futex wait
+constexpr uint64_t kLivenessNs = 5000000;     // the wait context's liveness probe, as Waiter::pause
 
 // Holds a sleeping flag for the duration of one wait and clears it however the wait ends.
 class SleepFlag {
@@ -32,6 +37,10 @@ class SleepFlag {
   void set() {
     if (!set_) flag_->store(1, std::memory_order_seq_cst);
     set_ = true;
+  }
+  void clear() {
+    if (set_) flag_->store(0, std::memory_order_relaxed);
+    set_ = false;
   }
 
  private:
@@ -68,42 +77,87 @@ class ProbeTimer {
 
 template <typename Ready, typename Check>
 void waitOnUnnamed(FifoControl* f, const std::atomic<uint32_t>* counter, std::atomic<uint32_t>* flag,
-                   const WaitContext& ctx, Ready ready, Check check);
+                   FifoDriver* driver, const WaitContext& ctx, Ready ready, Check check);
 
 template <typename Ready, typename Check>
-void waitOn(FifoControl* f, const std::atomic<uint32_t>* counter, std::atomic<uint32_t>* flag, const WaitContext& ctx,
-            Ready ready, Check check, const char* waitingFor, const std::string& conn) {
+void waitOn(FifoControl* f, const std::atomic<uint32_t>* counter, std::atomic<uint32_t>* flag, FifoDriver* driver,
+            const WaitContext& ctx, Ready ready, Check check, const char* waitingFor, const std::string& conn) {
   WaitObserver* observer = currentWaitObserver();
   const uint64_t start = observer != nullptr ? nowNs() : 0;
   try {
-    waitOnUnnamed(f, counter, flag, ctx, ready, check);
+    waitOnUnnamed(f, counter, flag, driver, ctx, ready, check);
   } catch (const Error& e) {
     rethrowNamed(e, waitingFor, conn);
   }
   if (observer != nullptr) observer->waited(waitingFor, conn, start, nowNs());
 }
 
+// Whether the far end failed: looks at the closed flag, and at the transport's probe every few milliseconds.
+// Throws when it is gone, unless ready() holds after all (data published before the far end closed is still
+// delivered, and a proxy may publish and close in between).
+template <typename Ready, typename Check>
+void checkFarEnd(FifoControl* f, ProbeTimer& probe, Ready& ready, Check& check) {
+  if (f->closed.load(std::memory_order_acquire) == 0 && !probe.due()) return;
+  try {
+    check();
+  } catch (const Error&) {
+    if (ready()) return;
+    throw;
+  }
+}
+
+// The waiting thread moves the far end itself (FifoDriver::claim succeeded): it spins on drive() where another
+// wait spins on the counter, and then sleeps in the driver's block() (poll() on the network) instead of on the
+// counter, so that the kernel wakes this thread when data arrives. Abort, deadline and liveness are looked at
+// after every block, as after every futex slice.
+template <typename Ready, typename Check>
+void drivenWait(FifoControl* f, FifoDriver* driver, const WaitContext& ctx, Ready& ready, Check& check) {
+  struct Unclaim {
+    FifoDriver* d;
+    ~Unclaim() { d->unclaim(); }
+  } unclaim{driver};
+  Waiter waiter(ctx);
+  ProbeTimer probe;
+  uint64_t lastLiveness = nowNs();
+  uint32_t moves = 0;
+  for (;;) {
+    if (ready()) return;
+    checkFarEnd(f, probe, ready, check);
+    if (driver->drive()) {
+      if ((++moves & 63) == 0) checkWaitInterrupted(ctx);  // other connections keep moving: still watch abort
+      continue;
+    }
+    if (!waiter.sleeping()) {
+      waiter.pause();
+      continue;
+    }
+    driver->block(kDriverBlockNs);
+    checkWaitInterrupted(ctx);
+    if (ctx.liveness && nowNs() - lastLiveness > kLivenessNs) {
+      lastLiveness = nowNs();
+      ctx.liveness();
+    }
+  }
+}
+
 template <typename Ready, typename Check>
 void waitOnUnnamed(FifoControl* f, const std::atomic<uint32_t>* counter, std::atomic<uint32_t>* flag,
-                   const WaitContext& ctx, Ready ready, Check check) {
+                   FifoDriver* driver, const WaitContext& ctx, Ready ready, Check check) {
+  if (driver != nullptr && driver->claim()) return drivenWait(f, driver, ctx, ready, check);
   Waiter waiter(ctx);
   SleepFlag sleeping(flag);
   ProbeTimer probe;
   for (;;) {
     if (ready()) return;
-    // Data published before the far end closed is still delivered: closed is looked at only when not ready,
-    // and ready() is asked once more when the check fails (a proxy may publish and close in between).
-    if (f->closed.load(std::memory_order_acquire) != 0 || probe.due()) {
-      try {
-        check();
-      } catch (const Error&) {
-        if (ready()) return;
-        throw;
-      }
-    }
+    checkFarEnd(f, probe, ready, check);
     if (!waiter.sleeping()) {
       waiter.pause();
       continue;
+    }
+    // The driver may be free now (another thread drove it, or the transport moved the FIFO on its own thread).
+    if (driver != nullptr && driver->claim()) {
+      sleeping.clear();
+      return drivenWait(f, driver, ctx, ready, check);
     }
     sleeping.set();
     uint32_t observed = counter->load(std::memory_order_seq_cst);
@@ -151,7 +205,7 @@ void* SendConnection::acquire(const WaitContext& ctx) {
   const uint32_t t = fifo_->tail.load(std::memory_order_relaxed);
   auto ready = [&] { return t - fifo_->head.load(std::memory_order_acquire) < fifo_->nslots; };
   waitOn(
-      fifo_, &fifo_->head, &fifo_->producerSleeping, ctx, ready, [&] { checkPeer(); },
+      fifo_, &fifo_->head, &fifo_->producerSleeping, driver_, ctx, ready, [&] { checkPeer(); },
       "a free slot (the receiver consumes nothing)", what_);
   return fifoSlot(fifo_, t);
 }
@@ -161,7 +215,7 @@ void SendConnection::drain(const WaitContext& ctx) {
   auto ready = [&] { return fifo_->head.load(std::memory_order_acquire) == t; };
   if (ready()) return;
   waitOn(
-      fifo_, &fifo_->head, &fifo_->producerSleeping, ctx, ready, [&] { checkPeer(); },
+      fifo_, &fifo_->head, &fifo_->producerSleeping, driver_, ctx, ready, [&] { checkPeer(); },
       "the receiver to consume what was sent", what_);
 }
 
@@ -186,7 +240,7 @@ const void* RecvConnection::peekWord(uint64_t* word, const WaitContext& ctx) {
   const uint32_t h = fifo_->head.load(std::memory_order_relaxed);
   auto ready = [&] { return fifo_->tail.load(std::memory_order_acquire) != h; };
   waitOn(
-      fifo_, &fifo_->tail, &fifo_->consumerSleeping, ctx, ready, [&] { checkPeer(); },
+      fifo_, &fifo_->tail, &fifo_->consumerSleeping, driver_, ctx, ready, [&] { checkPeer(); },
       "data (the sender publishes nothing)", what_);
   return tryPeekWord(word);
 }

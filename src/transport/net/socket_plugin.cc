@@ -289,44 +289,85 @@ Request* at(Comm* c, size_t seq) {
   return seq - c->base < c->queue.size() ? c->queue[seq - c->base].get() : nullptr;
 }
 
-// Moves bytes on every stream until each would block; fails the comm on a socket error. A stream the sender
-// closed between messages only stops (eof): what was sent before is still delivered, and only the receives it
-// owes data fail (test()).
-void progress(Comm* c) {
+// Sends what is left of a header (an bytes at a, *ad done; an = 0: none) and of a chunk (bn bytes at b, *bd done)
+// in as few system calls as the socket takes: a small message is one sendmsg() with its header. Returns 1 when
+// both are sent, 0 when the socket would block, -1 when it failed (lastError set).
+int sendHeaderAndChunk(int fd, const void* a, size_t an, size_t* ad, const char* b, uint64_t bn, uint64_t* bd) {
+  while (*ad < an || *bd < bn) {
+    iovec iov[2];
+    int k = 0;
+    if (*ad < an) iov[k++] = {static_cast<char*>(const_cast<void*>(a)) + *ad, an - *ad};
+    if (*bd < bn) iov[k++] = {const_cast<char*>(b) + *bd, bn - *bd};
+    msghdr m{};
+    m.msg_iov = iov;
+    m.msg_iovlen = static_cast<size_t>(k);
+    ssize_t r = ::sendmsg(fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return fail(chorusNetRemoteError, "send: %s", strerror(errno)), -1;
+    const size_t head = std::min(static_cast<size_t>(r), an - *ad);
+    *ad += head;
+    *bd += static_cast<size_t>(r) - head;
+  }
+  return 1;
+}
+
+// Sender: moves bytes on every stream until each would block; stream 0 sends each message's header with its
+// chunk. Fails the comm on a socket error.
+void progressSend(Comm* c) {
   const auto n = static_cast<uint32_t>(c->streams.size());
   for (uint32_t s = 0; s < n && c->broken == chorusNetSuccess; ++s) {
     Stream& st = c->streams[s];
     for (Request* r = at(c, st.index); r != nullptr; r = at(c, st.index)) {
-      if (!c->send && s > 0 && !r->headerKnown) break;  // the size comes from stream 0
+      if (s == 0 && st.headerOff == 0 && st.off == 0) st.header = {r->tag, 0, r->size};
+      uint64_t lo, hi;
+      chunkRange(r->size, n, s, &lo, &hi);
+      int k = sendHeaderAndChunk(st.fd, &st.header, s == 0 ? sizeof(Header) : 0, &st.headerOff, r->data + lo, hi - lo,
+                                 &st.off);
+      if (k < 0) return c->breakWith(chorusNetRemoteError);
+      if (k == 0) break;
+      ++r->streamsDone;
+      ++st.index;
+      st.off = 0;
+      st.headerOff = 0;
+    }
+  }
+}
+
+// Receiver: moves bytes on every stream until each would block; fails the comm on a socket error. A stream the
+// sender closed between messages only stops (eof): what was sent before is still delivered, and only the
+// receives it owes data fail (test()).
+void progressRecv(Comm* c) {
+  const auto n = static_cast<uint32_t>(c->streams.size());
+  for (uint32_t s = 0; s < n && c->broken == chorusNetSuccess; ++s) {
+    Stream& st = c->streams[s];
+    for (Request* r = at(c, st.index); r != nullptr; r = at(c, st.index)) {
+      if (s > 0 && !r->headerKnown) break;  // the size comes from stream 0
       if (st.eof && (s == 0 || !r->headerKnown)) break;
-      if (s == 0 && (c->send || !r->headerKnown)) {
+      if (s == 0 && !r->headerKnown) {
         bool boundary = st.headerOff == 0;
-        if (boundary) st.header = {r->tag, 0, r->size};
-        int k = c->send ? sendSome(st.fd, &st.header, sizeof(Header), &st.headerOff)
-                        : recvSome(st.fd, &st.header, sizeof(Header), &st.headerOff);
+        int k = recvSome(st.fd, &st.header, sizeof(Header), &st.headerOff);
         if (k == kClosed && boundary) {
           st.eof = true;
           break;
         }
         if (k < 0) return c->breakWith(chorusNetRemoteError);
         if (k == 0) break;
-        if (!c->send) {
-          if (st.header.tag != r->tag || st.header.size > r->size) {
-            fail(chorusNetProtocolError,
-                 "%s plugin: a message of %llu bytes with tag %u reached a receive of %llu bytes with tag %u", kName,
-                 static_cast<unsigned long long>(st.header.size), st.header.tag,
-                 static_cast<unsigned long long>(r->size), r->tag);
-            return c->breakWith(chorusNetProtocolError);
-          }
-          r->size = st.header.size;
-          r->headerKnown = true;
+        if (st.header.tag != r->tag || st.header.size > r->size) {
+          fail(chorusNetProtocolError,
+               "%s plugin: a message of %llu bytes with tag %u reached a receive of %llu bytes with tag %u", kName,
+               static_cast<unsigned long long>(st.header.size), st.header.tag,
+               static_cast<unsigned long long>(r->size), r->tag);
+          return c->breakWith(chorusNetProtocolError);
         }
+        r->size = st.header.size;
+        r->headerKnown = true;
       }
       uint64_t lo, hi;
       chunkRange(r->size, n, s, &lo, &hi);
       if (st.eof && hi > lo) break;  // a chunk the closed stream owes: test() fails the request
       size_t off = st.off;
-      int k = c->send ? sendSome(st.fd, r->data + lo, hi - lo, &off) : recvSome(st.fd, r->data + lo, hi - lo, &off);
+      int k = recvSome(st.fd, r->data + lo, hi - lo, &off);
       if (k == kClosed && s > 0 && st.off == 0) {
         st.eof = true;  // closed before this chunk began; if the message was sent, the test fails it
         break;
@@ -339,6 +380,14 @@ void progress(Comm* c) {
       st.off = 0;
       st.headerOff = 0;
     }
+  }
+}
+
+void progress(Comm* c) {
+  if (c->send) {
+    progressSend(c);
+  } else {
+    progressRecv(c);
   }
 }
 
