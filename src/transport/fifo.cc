@@ -21,7 +21,7 @@ namespace chorus::transport {
 namespace {
 
 constexpr size_t kHeaderBytes = (sizeof(FifoControl) + 4095) & ~size_t(4095);
-constexpr uint64_t kPeerCheckNs = 2000000;  // probe the far end every 2 ms while waiting
+constexpr uint64_t kPeerCheckNs = 2000000;    // probe the far end every 2 ms while waiting
 constexpr uint64_t kDriverBlockNs = 1000000;  // a driven wait sleeps in 1 ms slices, as a futex wait
 constexpr uint64_t kLivenessNs = 5000000;     // the wait context's liveness probe, as Waiter::pause
 

@@ -28,6 +28,14 @@ constexpr uint32_t kTagMask = CHORUS_NET_MAX_TAG - 1;
 // proxy thread, in parallel with the user (NetConn::bulk). A FIFO slot is 128 KiB by default.
 constexpr size_t kBulkBytes = 64 << 10;
 
+// Raises the proxy's sleeping flag on c's FIFO (the consumer's on a send FIFO, the producer's on a receive FIFO).
+void raiseFlag(NetConn& c) {
+  if (c.flagged) return;
+  FifoControl* f = c.fifo.control();
+  (c.send ? f->consumerSleeping : f->producerSleeping).store(1, std::memory_order_seq_cst);
+  c.flagged = true;
+}
+
 }  // namespace
 
 NetConn::NetConn(const chorusNet_v1_t* p, bool isSend, int nslots, size_t slotBytes, std::string name)
@@ -70,6 +78,7 @@ Proxy::~Proxy() {
 }
 
 void Proxy::add(std::shared_ptr<NetConn> conn) {
+  if (userDrives_) raiseFlag(*conn);  // not bulk yet: its user moves it from the first post (setSleepFlags)
   {
     std::lock_guard<std::mutex> lock(incomingMu_);
     incoming_.push_back(std::move(conn));
@@ -87,7 +96,10 @@ void Proxy::wake() {
 void Proxy::adopt() {
   if (!hasIncoming_.load(std::memory_order_acquire)) return;
   std::lock_guard<std::mutex> lock(incomingMu_);
-  for (auto& c : incoming_) conns_.push_back(std::move(c));
+  for (auto& c : incoming_) {
+    if (flagsUp_) setSleepFlag(*c, true);
+    conns_.push_back(std::move(c));
+  }
   incoming_.clear();
   hasIncoming_.store(false, std::memory_order_relaxed);
 }
@@ -109,8 +121,11 @@ void Proxy::run() {
     if (driver_.load(std::memory_order_seq_cst) != 0) {
       // A user thread drives: keep away from the plugin until it is done (unclaim wakes us when something is
       // left to watch). The raised flags make other threads' posts move themselves or wake someone.
+      adopt();
       setSleepFlags(true);
       lock.unlock();
+      // Unclaimed before the flags rose: a post in between may have missed them, and only a pass sees it.
+      if (driver_.load(std::memory_order_seq_cst) == 0) continue;
       pollFds_.assign(1, pollfd{eventFd_, POLLIN, 0});
       sleepOn(pollFds_, kIdleSleepNs);
       idleSince = 0;
@@ -170,7 +185,7 @@ bool Proxy::establish(NetConn& c) {
 // Tests the oldest requests in order and publishes the ones that finished: the sender frees their slots
 // (head), the receiver publishes them with their sizes (tail). A request that failed fails the connection
 // only after those before it are published, so that everything that arrived is delivered.
-static bool completeInOrder(const chorusNet_v1_t* plugin, NetConn& c) {
+static bool completeInOrder(const chorusNet_v1_t* plugin, bool userDrives, NetConn& c) {
   FifoControl* f = c.fifo.control();
   const uint32_t before = c.completed;
   std::string failure;
@@ -192,6 +207,7 @@ static bool completeInOrder(const chorusNet_v1_t* plugin, NetConn& c) {
   }
   if (c.completed != before) {
     c.bulk.store(last > kBulkBytes, std::memory_order_relaxed);
+    if (userDrives && last <= kBulkBytes) raiseFlag(c);  // small again: its user moves it (setSleepFlags)
     if (c.send) {
       f->head.store(c.completed, std::memory_order_seq_cst);
       if (f->producerSleeping.load(std::memory_order_seq_cst) != 0) futexWake(&f->head);
@@ -222,7 +238,7 @@ bool Proxy::progressSend(NetConn& c) {
     ++c.posted;
     moved = true;
   }
-  return completeInOrder(plugin_, c) || moved;
+  return completeInOrder(plugin_, userDrives_, c) || moved;
 }
 
 // An irecv into every free slot (no test: posting is local).
@@ -249,29 +265,28 @@ bool Proxy::postRecvs(NetConn& c) {
 bool Proxy::progressRecv(NetConn& c) {
   bool moved = postRecvs(c);
   if (c.dead) return true;
-  return completeInOrder(plugin_, c) || moved;
+  return completeInOrder(plugin_, userDrives_, c) || moved;
 }
 
+// A raised flag makes a user's post (send) or release (receive) call posted()/released(), which move the
+// connection on the user's thread or wake a sleeper. It is up on every connection whenever the proxy thread
+// does not pass over them continuously (it sleeps or parks), including on connections adopted meanwhile
+// (adopt): a post that finds no flag is seen by nobody until the proxy's next pass. It stays up on connections
+// whose messages are small (not bulk) even while the proxy thread runs: their user moves them, so that a small
+// message is on the network when post() returns, whether or not the proxy thread gets a core.
 void Proxy::setSleepFlags(bool on) {
-  if (!on && !flagsUp_) return;
+  if (on == flagsUp_) return;
   flagsUp_ = on;
-  for (auto& cp : conns_) {
-    NetConn& c = *cp;
+  for (auto& cp : conns_) setSleepFlag(*cp, on);
+}
+
+void Proxy::setSleepFlag(NetConn& c, bool on) {
+  if (on || (userDrives_ && !c.bulk.load(std::memory_order_relaxed))) {
+    raiseFlag(c);
+  } else if (c.flagged) {
     FifoControl* f = c.fifo.control();
-    if (!on) {
-      if (c.flagged) (c.send ? f->consumerSleeping : f->producerSleeping).store(0, std::memory_order_relaxed);
-      c.flagged = false;
-      continue;
-    }
-    if (c.dead || c.comm == nullptr || c.flagged) continue;
-    // Sender: everything posted is on the network, a new post is work. Receiver: every slot holds a
-    // receive or a published message, only a release makes room.
-    bool waitsOnUser = c.send ? c.posted == f->tail.load(std::memory_order_relaxed)
-                              : c.posted - f->head.load(std::memory_order_relaxed) >= f->nslots;
-    if (waitsOnUser) {
-      (c.send ? f->consumerSleeping : f->producerSleeping).store(1, std::memory_order_seq_cst);
-      c.flagged = true;
-    }
+    (c.send ? f->consumerSleeping : f->producerSleeping).store(0, std::memory_order_relaxed);
+    c.flagged = false;
   }
 }
 
@@ -305,6 +320,7 @@ bool Proxy::collectFds(std::vector<pollfd>* fds, bool everything, bool* any) {
 
 // After a user thread's claim: whether the proxy thread has something to watch that it may not be watching.
 bool Proxy::needsWatcher() const {
+  if (hasIncoming_.load(std::memory_order_acquire)) return true;
   for (const auto& cp : conns_) {
     const NetConn& c = *cp;
     if (c.dead) continue;
@@ -383,11 +399,13 @@ void Proxy::posted(NetConn& c) {
   FifoControl* f = c.fifo.control();
   const uint32_t tail = f->tail.load(std::memory_order_relaxed);
   const bool small = (f->sizes[(tail - 1) % f->nslots] & kSlotBytesMask) <= kBulkBytes;
-  if (userDrives_ && small && mu_.try_lock()) {
-    if (!c.dead && c.comm != nullptr) progressSend(c);
-    const bool left = !c.dead && (c.comm == nullptr || !c.requests.empty() || c.posted != tail);
-    mu_.unlock();
-    if (!left) return;
+  if (userDrives_ && small) {
+    // Waits for a pass in progress rather than leave the message to a thread that may not get a core soon.
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!c.dead) progressSend(c);
+    const bool left = !c.dead && (!c.requests.empty() || c.posted != tail);
+    lock.unlock();
+    if (!left) return;  // in the kernel's hands
   }
   wake();
 }

@@ -64,7 +64,7 @@ class NetConn {
   uint32_t posted = 0;         // slots handed to the plugin
   uint32_t completed = 0;      // slots whose request finished (sender: head, receiver: tail)
   bool dead = false;           // failed or finished; plugin comms closed
-  bool flagged = false;        // our sleeping flag is raised on the FIFO
+  bool flagged = false;        // the proxy's sleeping flag is raised on the FIFO (Proxy::setSleepFlags)
   // The last message was larger than kBulkBytes: the proxy thread moves this connection (its user does not
   // claim the proxy to wait on it).
   std::atomic<bool> bulk{false};
@@ -117,6 +117,7 @@ class Proxy {
   bool needsWatcher() const;
   bool collectFds(std::vector<pollfd>* fds, bool everything, bool* any);
   void setSleepFlags(bool on);
+  void setSleepFlag(NetConn& c, bool on);
   void reap();
   // Sleeps in ppoll() on fds (fds[0] is the eventfd) for at most ns, and consumes the eventfd when it fired.
   void sleepOn(std::vector<pollfd>& fds, uint64_t ns);

@@ -356,8 +356,8 @@ void progressRecv(Comm* c) {
         if (st.header.tag != r->tag || st.header.size > r->size) {
           fail(chorusNetProtocolError,
                "%s plugin: a message of %llu bytes with tag %u reached a receive of %llu bytes with tag %u", kName,
-               static_cast<unsigned long long>(st.header.size), st.header.tag,
-               static_cast<unsigned long long>(r->size), r->tag);
+               static_cast<unsigned long long>(st.header.size), st.header.tag, static_cast<unsigned long long>(r->size),
+               r->tag);
           return c->breakWith(chorusNetProtocolError);
         }
         r->size = st.header.size;
