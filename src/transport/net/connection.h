@@ -27,7 +27,7 @@ class ProxyEnd : public FifoDriver {
   bool drive() override { return proxy_->drive(); }
   void block(uint64_t ns) override { proxy_->block(ns); }
   void unclaim() override { proxy_->unclaim(); }
-  void poke() override { proxy_->poke(); }
+  void poke() override { proxy_->poke(*state_); }
 
  protected:
   // The driver, or nullptr when the plugin keeps every call on the proxy thread.

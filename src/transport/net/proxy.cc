@@ -389,8 +389,9 @@ void Proxy::unclaim() {
   if (need) wake();
 }
 
-void Proxy::poke() {
-  if (!userDrives_ || !mu_.try_lock()) return;
+void Proxy::poke(const NetConn& c) {
+  // A bulk connection is the proxy thread's: the user thread has its own copying and reducing to do.
+  if (!userDrives_ || c.bulk.load(std::memory_order_relaxed) || !mu_.try_lock()) return;
   pass();
   mu_.unlock();
 }

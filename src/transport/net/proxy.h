@@ -98,8 +98,8 @@ class Proxy {
   void block(uint64_t ns);
   // Ends a claim; wakes the proxy thread when something is left for it to watch.
   void unclaim();
-  // A pass, if no other thread is in one (a non-blocking FIFO call found nothing ready).
-  void poke();
+  // A pass, if no other thread is in one and c is not bulk (a non-blocking FIFO call on c found nothing ready).
+  void poke(const NetConn& c);
   // A user posted a slot on c (send) or freed one (receive) while the proxy slept: moves a small message or a
   // receive at once on the calling thread, or wakes the proxy thread.
   void posted(NetConn& c);
