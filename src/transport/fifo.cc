@@ -11,6 +11,8 @@
 // be claimed: the waiting thread moves the far end itself and sleeps in the driver's block() (drivenWait).
 #include "transport/fifo.h"
 
+#include <sched.h>
+
 #include <new>
 
 #include "base/error.h"
@@ -106,36 +108,42 @@ void checkFarEnd(FifoControl* f, ProbeTimer& probe, Ready& ready, Check& check) 
   }
 }
 
-// The waiting thread moves the far end itself (FifoDriver::claim succeeded): it spins on drive() where another
-// wait spins on the counter, and then sleeps in the driver's block() (poll() on the network) instead of on the
-// counter, so that the kernel wakes this thread when data arrives. Abort, deadline and liveness are looked at
-// after every block, as after every futex slice.
+// The waiting thread moves the far end itself (FifoDriver::claim succeeded): it drives where another wait spins
+// on the counter, for the same budget in time (waitBudget: spin plus yield), and then sleeps in the driver's
+// block() (poll() on the network) instead of on the counter, so that the kernel wakes this thread when data
+// arrives. It yields after every pass that moved nothing, from the first: a pass is already a system call, a
+// yield returns at once when nothing else wants the core, and when the peer it waits for shares the core (a
+// busy machine, more ranks than cores) a spin keeps that peer from sending. Measured between two simulated hosts
+// on 2 cores at load 17-25, 8 B all-reduce: 550 us spinning 100 us first, 200 us spinning 20 us (checked every
+// 64 passes), 95 us spinning 20 us, 9-40 us yielding from the first pass.
+// Abort, deadline and liveness are looked at after every pass that moved nothing, every 64 passes that moved
+// something, and after every block (as after a futex slice).
 template <typename Ready, typename Check>
 void drivenWait(FifoControl* f, FifoDriver* driver, const WaitContext& ctx, Ready& ready, Check& check) {
   struct Unclaim {
     FifoDriver* d;
     ~Unclaim() { d->unclaim(); }
   } unclaim{driver};
-  Waiter waiter(ctx);
+  const WaitBudget budget = waitBudget(ctx);
+  const uint64_t start = nowNs();
   ProbeTimer probe;
-  uint64_t lastLiveness = nowNs();
-  uint32_t moves = 0;
-  for (;;) {
+  uint64_t lastLiveness = start;
+  for (uint32_t pass = 1;; ++pass) {
     if (ready()) return;
     checkFarEnd(f, probe, ready, check);
-    if (driver->drive()) {
-      if ((++moves & 63) == 0) checkWaitInterrupted(ctx);  // other connections keep moving: still watch abort
-      continue;
-    }
-    if (!waiter.sleeping()) {
-      waiter.pause();
-      continue;
-    }
-    driver->block(kDriverBlockNs);
-    checkWaitInterrupted(ctx);
-    if (ctx.liveness && nowNs() - lastLiveness > kLivenessNs) {
-      lastLiveness = nowNs();
-      ctx.liveness();
+    const bool moved = driver->drive();
+    if ((pass & 63) == 0 || !moved) {
+      const uint64_t now = nowNs();
+      if (!moved && now - start >= budget.spinNs + budget.yieldNs) {
+        driver->block(kDriverBlockNs);
+      } else if (!moved) {
+        sched_yield();
+      }
+      checkWaitInterrupted(ctx);
+      if (ctx.liveness && now - lastLiveness > kLivenessNs) {
+        lastLiveness = now;
+        ctx.liveness();
+      }
     }
   }
 }
