@@ -24,9 +24,6 @@ constexpr uint64_t kIdleSleepNs = 100'000'000;  // nothing outstanding: sleep un
 constexpr uint64_t kPolledSleepNs = 10'000'000;
 constexpr int kMaxPollFdsPerComm = 16;
 constexpr uint32_t kTagMask = CHORUS_NET_MAX_TAG - 1;
-// Messages up to this size are moved by the user thread that waits for them or posts them; larger ones by the
-// proxy thread, in parallel with the user (NetConn::bulk). A FIFO slot is 128 KiB by default.
-constexpr size_t kBulkBytes = 64 << 10;
 
 // Raises the proxy's sleeping flag on c's FIFO (the consumer's on a send FIFO, the producer's on a receive FIFO).
 void raiseFlag(NetConn& c) {
@@ -65,7 +62,10 @@ void NetConn::check() const {
   CHORUS_THROW(Status::kRemoteError, what, ": ", reason_.empty() ? "the connection was closed" : reason_);
 }
 
-Proxy::Proxy(const chorusNet_v1_t* plugin) : plugin_(plugin), userDrives_(plugin->pollFds != nullptr) {
+Proxy::Proxy(const chorusNet_v1_t* plugin)
+    : plugin_(plugin),
+      userDrives_(plugin->pollFds != nullptr),
+      bulkBytes_(static_cast<uint64_t>(std::max<int64_t>(param::NetProxyBytes(), 0))) {
   eventFd_ = CHORUS_CHECK_SYS(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), "creating the network proxy's eventfd");
   thread_ = std::thread([this] { run(); });
 }
@@ -185,7 +185,7 @@ bool Proxy::establish(NetConn& c) {
 // Tests the oldest requests in order and publishes the ones that finished: the sender frees their slots
 // (head), the receiver publishes them with their sizes (tail). A request that failed fails the connection
 // only after those before it are published, so that everything that arrived is delivered.
-static bool completeInOrder(const chorusNet_v1_t* plugin, bool userDrives, NetConn& c) {
+static bool completeInOrder(const chorusNet_v1_t* plugin, bool userDrives, uint64_t bulkBytes, NetConn& c) {
   FifoControl* f = c.fifo.control();
   const uint32_t before = c.completed;
   std::string failure;
@@ -206,8 +206,8 @@ static bool completeInOrder(const chorusNet_v1_t* plugin, bool userDrives, NetCo
     ++c.completed;
   }
   if (c.completed != before) {
-    c.bulk.store(last > kBulkBytes, std::memory_order_relaxed);
-    if (userDrives && last <= kBulkBytes) raiseFlag(c);  // small again: its user moves it (setSleepFlags)
+    c.bulk.store(last > bulkBytes, std::memory_order_relaxed);
+    if (userDrives && last <= bulkBytes) raiseFlag(c);  // small again: its user moves it (setSleepFlags)
     if (c.send) {
       f->head.store(c.completed, std::memory_order_seq_cst);
       if (f->producerSleeping.load(std::memory_order_seq_cst) != 0) futexWake(&f->head);
@@ -238,7 +238,7 @@ bool Proxy::progressSend(NetConn& c) {
     ++c.posted;
     moved = true;
   }
-  return completeInOrder(plugin_, userDrives_, c) || moved;
+  return completeInOrder(plugin_, userDrives_, bulkBytes_, c) || moved;
 }
 
 // An irecv into every free slot (no test: posting is local).
@@ -265,7 +265,7 @@ bool Proxy::postRecvs(NetConn& c) {
 bool Proxy::progressRecv(NetConn& c) {
   bool moved = postRecvs(c);
   if (c.dead) return true;
-  return completeInOrder(plugin_, userDrives_, c) || moved;
+  return completeInOrder(plugin_, userDrives_, bulkBytes_, c) || moved;
 }
 
 // A raised flag makes a user's post (send) or release (receive) call posted()/released(), which move the
@@ -399,7 +399,7 @@ void Proxy::poke(const NetConn& c) {
 void Proxy::posted(NetConn& c) {
   FifoControl* f = c.fifo.control();
   const uint32_t tail = f->tail.load(std::memory_order_relaxed);
-  const bool small = (f->sizes[(tail - 1) % f->nslots] & kSlotBytesMask) <= kBulkBytes;
+  const bool small = (f->sizes[(tail - 1) % f->nslots] & kSlotBytesMask) <= bulkBytes_;
   if (userDrives_ && small) {
     // Waits for a pass in progress rather than leave the message to a thread that may not get a core soon.
     std::unique_lock<std::mutex> lock(mu_);

@@ -6,19 +6,24 @@
 //   receiver: accept() until the sender has connected, then an irecv into every free slot; a slot is
 //             published (tail) with the received size when its receive completes, in order.
 //
-// Who calls the plugin. Small messages are moved by the user threads themselves, large ones by the proxy's
-// own thread in parallel with them, and one mutex makes sure that one thread at a time calls the plugin on
-// the proxy's comms (net.h: one thread per net-communicator at a time):
-//  - A user thread that waits on a connection whose last message was small (at most kBulkBytes) claims the
-//    proxy (FifoDriver, transport/fifo.h): it then moves every connection itself and sleeps in poll() on their
-//    fds, so the kernel wakes it when its data arrives, with no thread hand-off (MPI libraries progress the
-//    same way, from the calling thread). A user that posts a small slot while the thread sleeps sends it at
-//    once; a user that frees a slot posts its receive.
-//  - The proxy thread moves the rest: large messages (the user thread reduces one slot while the proxy
-//    receives the next), a send the kernel did not take whole, accepts, connections whose user went away. It
+// Who calls the plugin. One mutex makes sure that one thread at a time calls it on the proxy's comms (net.h: one
+// thread per net-communicator at a time). Messages up to CHORUS_NET_PROXY_BYTES (1 MiB, more than the default
+// 128 KiB slot) are moved by the user threads themselves; larger ones ("bulk") by the proxy's own thread in
+// parallel with them:
+//  - A user that posts a message sends it at once (isend and test on the posting thread); a user that frees a
+//    slot posts its receive. A user thread that waits on a connection claims the proxy (FifoDriver,
+//    transport/fifo.h): it moves every connection itself and sleeps in poll() on their fds, so the kernel wakes
+//    it when its data arrives, with no thread hand-off (MPI libraries progress the same way, from the calling
+//    thread). Receives nobody waits for stay in the kernel until their user waits.
+//  - The proxy thread moves bulk messages (it receives slot k+1 while the user reduces slot k) and what no user
+//    thread waits for: a send the kernel did not take whole, accepts, connections whose user went away. It
 //    sleeps in poll() on the fds of what it watches and on an eventfd the users write to, and parks (eventfd
-//    only) while a user thread drives. Small receives nobody waits for stay in the kernel until their user
-//    waits: the proxy does not wake for them.
+//    only) while a user thread drives.
+//  Why the default leaves everything to the user threads: on 2 cores shared by two simulated hosts, a 512 KiB
+//  all-reduce with 64 KiB as the bulk limit (so every 128 KiB slot through the proxy thread) used 28 % more CPU
+//  and 8x more context switches than with every slot on the user thread, and ran at 0.7 instead of 1.1 GB/s;
+//  8 MiB: 0.6-0.8 against 0.75-1.3 GB/s (docs/performance.md). The proxy thread pays off where a rank has a
+//  core to spare for it.
 // A plugin without pollFds (UCX today) keeps everything on the proxy thread, which sleeps in slices of 20 us
 // growing to 200 us while requests are outstanding (1 ms slices once made a 64 KiB all-reduce between two
 // namespaces take 6 ms); so does a receiver still accepting.
@@ -65,8 +70,8 @@ class NetConn {
   uint32_t completed = 0;      // slots whose request finished (sender: head, receiver: tail)
   bool dead = false;           // failed or finished; plugin comms closed
   bool flagged = false;        // the proxy's sleeping flag is raised on the FIFO (Proxy::setSleepFlags)
-  // The last message was larger than kBulkBytes: the proxy thread moves this connection (its user does not
-  // claim the proxy to wait on it).
+  // The last message was larger than CHORUS_NET_PROXY_BYTES: the proxy thread moves this connection (its user
+  // does not claim the proxy to wait on it).
   std::atomic<bool> bulk{false};
   std::atomic<bool> userGone{false};
 
@@ -124,6 +129,7 @@ class Proxy {
 
   const chorusNet_v1_t* plugin_;
   const bool userDrives_;
+  const uint64_t bulkBytes_;  // CHORUS_NET_PROXY_BYTES: larger messages are bulk (NetConn::bulk)
   int eventFd_ = -1;
   std::thread thread_;
   std::atomic<bool> stop_{false};
