@@ -34,12 +34,18 @@ void checkWaitInterrupted(const WaitContext& ctx) {
   }
 }
 
+WaitBudget waitBudget(const WaitContext& ctx) {
+  const int64_t spin = ctx.spinNs >= 0 ? ctx.spinNs : param::SpinUs() * 1000;
+  const uint64_t spinNs = static_cast<uint64_t>(std::max<int64_t>(spin, 0));
+  return {spinNs, ctx.yieldNs >= 0 ? static_cast<uint64_t>(ctx.yieldNs) : spinNs + 50000};
+}
+
 Waiter::Waiter(const WaitContext& ctx) : ctx_(ctx) {
   startNs_ = nowNs();
   lastCheckNs_ = startNs_;
-  const int64_t spinNs = ctx.spinNs >= 0 ? ctx.spinNs : param::SpinUs() * 1000;
-  spinNs_ = static_cast<uint64_t>(std::max<int64_t>(spinNs, 0));
-  yieldNs_ = ctx.yieldNs >= 0 ? static_cast<uint64_t>(ctx.yieldNs) : spinNs_ + 50000;
+  const WaitBudget budget = waitBudget(ctx);
+  spinNs_ = budget.spinNs;
+  yieldNs_ = budget.yieldNs;
 }
 
 void Waiter::reset() {

@@ -36,6 +36,14 @@ struct WaitContext {
 // Throws the error that ends a wait if one applies now (abort, deadline); does not call liveness.
 void checkWaitInterrupted(const WaitContext& ctx);
 
+// How long a wait on ctx spins, then yields, before it sleeps (nanoseconds; WaitContext::spinNs and yieldNs
+// resolved against CHORUS_SPIN_US). Waiter applies it; so do waits that poll something other than a word.
+struct WaitBudget {
+  uint64_t spinNs;
+  uint64_t yieldNs;
+};
+WaitBudget waitBudget(const WaitContext& ctx);
+
 // Returns the status a wait reports when it ends for `ctx`'s reasons (for non-throwing callers).
 Status waitInterruptedStatus(const WaitContext& ctx);
 

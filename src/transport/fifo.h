@@ -67,6 +67,29 @@ inline uint64_t slotWord(size_t bytes, uint32_t tag) {
 // set one per connection (peer process liveness, proxy socket state).
 using PeerCheck = std::function<void()>;
 
+// A far end that the thread waiting on a FIFO may move itself. The network transport's far end is a proxy
+// thread that calls the network plugin; with a driver, the waiting thread calls the plugin instead (no thread
+// hand-off) and sleeps in poll() on the network, as MPI libraries progress from the calling thread. The
+// in-process and shared-memory transports have none. Calls come from the FIFO end's own thread.
+class FifoDriver {
+ public:
+  // Claims the far end for one wait of the calling thread; false when it is not to be driven from here now
+  // (another thread drives it, or the transport keeps it on its own thread): the wait then sleeps on the FIFO.
+  virtual bool claim() = 0;
+  // Between claim and unclaim: moves what can move without blocking; true when anything moved.
+  virtual bool drive() = 0;
+  // Between claim and unclaim: sleeps until the far end may be able to move, or for at most `ns` nanoseconds.
+  virtual void block(uint64_t ns) = 0;
+  // Ends the claim.
+  virtual void unclaim() = 0;
+  // Outside a wait: one non-blocking attempt to move the far end, if no other thread is moving it (the
+  // non-blocking tryAcquire/tryPeek found nothing).
+  virtual void poke() = 0;
+
+ protected:
+  ~FifoDriver() = default;
+};
+
 // The producing end. Not thread-safe: one thread produces.
 class SendConnection : public Connection {
  public:
@@ -79,7 +102,11 @@ class SendConnection : public Connection {
   // A free slot to fill, or nullptr when all are in flight. Never blocks.
   void* tryAcquire() {
     uint32_t t = fifo_->tail.load(std::memory_order_relaxed);
-    if (t - fifo_->head.load(std::memory_order_acquire) >= fifo_->nslots) return nullptr;
+    if (t - fifo_->head.load(std::memory_order_acquire) >= fifo_->nslots) {
+      if (driver_ == nullptr) return nullptr;
+      driver_->poke();
+      if (t - fifo_->head.load(std::memory_order_acquire) >= fifo_->nslots) return nullptr;
+    }
     return fifoSlot(fifo_, t);
   }
   // Waits for a free slot (watching ctx, the far end and the closed flag).
@@ -102,8 +129,11 @@ class SendConnection : public Connection {
  protected:
   // Wakes the consumer sleeping on tail; virtual for the same reason as RecvConnection::wakeProducer.
   virtual void wakeConsumer();
+  // For transports whose far end the waiting thread can move (FifoDriver); set once, before use.
+  void setDriver(FifoDriver* driver) { driver_ = driver; }
   FifoControl* fifo_;
   PeerCheck check_;
+  FifoDriver* driver_ = nullptr;
 };
 
 // The consuming end. Not thread-safe: one thread consumes.
@@ -128,7 +158,11 @@ class RecvConnection : public Connection {
   // The same with the slot's whole size word (bytes and tag, slotWord).
   const void* tryPeekWord(uint64_t* word) {
     uint32_t h = fifo_->head.load(std::memory_order_relaxed);
-    if (fifo_->tail.load(std::memory_order_acquire) == h) return nullptr;
+    if (fifo_->tail.load(std::memory_order_acquire) == h) {
+      if (driver_ == nullptr) return nullptr;
+      driver_->poke();
+      if (fifo_->tail.load(std::memory_order_acquire) == h) return nullptr;
+    }
     *word = fifo_->sizes[h % fifo_->nslots];
     return fifoSlot(fifo_, h);
   }
@@ -156,8 +190,11 @@ class RecvConnection : public Connection {
   virtual void wakeProducer();
   // For transports whose size words arrive without the tag (bytesOnly()).
   void setBytesOnly() { bytesOnly_ = true; }
+  // As SendConnection::setDriver.
+  void setDriver(FifoDriver* driver) { driver_ = driver; }
   FifoControl* fifo_;
   PeerCheck check_;
+  FifoDriver* driver_ = nullptr;
   bool bytesOnly_ = false;
 };
 

@@ -25,6 +25,14 @@ constexpr uint64_t kPolledSleepNs = 10'000'000;
 constexpr int kMaxPollFdsPerComm = 16;
 constexpr uint32_t kTagMask = CHORUS_NET_MAX_TAG - 1;
 
+// Raises the proxy's sleeping flag on c's FIFO (the consumer's on a send FIFO, the producer's on a receive FIFO).
+void raiseFlag(NetConn& c) {
+  if (c.flagged) return;
+  FifoControl* f = c.fifo.control();
+  (c.send ? f->consumerSleeping : f->producerSleeping).store(1, std::memory_order_seq_cst);
+  c.flagged = true;
+}
+
 }  // namespace
 
 NetConn::NetConn(const chorusNet_v1_t* p, bool isSend, int nslots, size_t slotBytes, std::string name)
@@ -54,7 +62,10 @@ void NetConn::check() const {
   CHORUS_THROW(Status::kRemoteError, what, ": ", reason_.empty() ? "the connection was closed" : reason_);
 }
 
-Proxy::Proxy(const chorusNet_v1_t* plugin) : plugin_(plugin) {
+Proxy::Proxy(const chorusNet_v1_t* plugin)
+    : plugin_(plugin),
+      userDrives_(plugin->pollFds != nullptr),
+      bulkBytes_(static_cast<uint64_t>(std::max<int64_t>(param::NetProxyBytes(), 0))) {
   eventFd_ = CHORUS_CHECK_SYS(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), "creating the network proxy's eventfd");
   thread_ = std::thread([this] { run(); });
 }
@@ -67,8 +78,9 @@ Proxy::~Proxy() {
 }
 
 void Proxy::add(std::shared_ptr<NetConn> conn) {
+  if (userDrives_) raiseFlag(*conn);  // not bulk yet: its user moves it from the first post (setSleepFlags)
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(incomingMu_);
     incoming_.push_back(std::move(conn));
     hasIncoming_.store(true, std::memory_order_release);
   }
@@ -83,10 +95,20 @@ void Proxy::wake() {
 
 void Proxy::adopt() {
   if (!hasIncoming_.load(std::memory_order_acquire)) return;
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto& c : incoming_) conns_.push_back(std::move(c));
+  std::lock_guard<std::mutex> lock(incomingMu_);
+  for (auto& c : incoming_) {
+    if (flagsUp_) setSleepFlag(*c, true);
+    conns_.push_back(std::move(c));
+  }
   incoming_.clear();
   hasIncoming_.store(false, std::memory_order_relaxed);
+}
+
+bool Proxy::pass() {
+  adopt();
+  bool moved = false;
+  for (auto& c : conns_) moved |= progress(*c);
+  return moved;
 }
 
 void Proxy::run() {
@@ -95,9 +117,22 @@ void Proxy::run() {
   uint64_t idleSince = 0;
   uint64_t slice = kMinSliceNs;
   while (!stop_.load(std::memory_order_acquire)) {
-    adopt();
-    bool moved = false;
-    for (auto& c : conns_) moved |= progress(*c);
+    std::unique_lock<std::mutex> lock(mu_);
+    if (driver_.load(std::memory_order_seq_cst) != 0) {
+      // A user thread drives: keep away from the plugin until it is done (unclaim wakes us when something is
+      // left to watch). The raised flags make other threads' posts move themselves or wake someone.
+      adopt();
+      setSleepFlags(true);
+      lock.unlock();
+      // Unclaimed before the flags rose: a post in between may have missed them, and only a pass sees it.
+      if (driver_.load(std::memory_order_seq_cst) == 0) continue;
+      pollFds_.assign(1, pollfd{eventFd_, POLLIN, 0});
+      sleepOn(pollFds_, kIdleSleepNs);
+      idleSince = 0;
+      continue;
+    }
+    setSleepFlags(false);
+    bool moved = pass();
     reap();
     if (moved) {
       idleSince = 0;
@@ -107,15 +142,21 @@ void Proxy::run() {
     uint64_t now = nowNs();
     if (idleSince == 0) idleSince = now;
     if (now - idleSince < spinNs) {
+      lock.unlock();
       sched_yield();
       continue;
     }
-    // Requests on the network (or an accept) need testing; otherwise only a user or a stop wakes us.
-    bool outstanding = std::any_of(conns_.begin(), conns_.end(), [](const std::shared_ptr<NetConn>& c) {
-      return !c->dead && (!c->requests.empty() || c->comm == nullptr);
-    });
-    sleep(outstanding ? slice : kIdleSleepNs);
-    if (outstanding) slice = std::min(slice * 2, kMaxSliceNs);
+    setSleepFlags(true);
+    // One more pass after raising the flags: a post or release that missed them is seen here.
+    if (pass()) continue;
+    // What is left for this thread: the eventfd, and the network's fds of what it watches (sends the kernel
+    // has not taken whole, bulk receives). Nothing to watch: only a user or a stop wakes us.
+    pollFds_.assign(1, pollfd{eventFd_, POLLIN, 0});
+    bool any = false;
+    const bool covered = collectFds(&pollFds_, false, &any);
+    lock.unlock();
+    sleepOn(pollFds_, !any ? kIdleSleepNs : covered ? kPolledSleepNs : slice);
+    if (any && !covered) slice = std::min(slice * 2, kMaxSliceNs);
   }
 }
 
@@ -144,10 +185,11 @@ bool Proxy::establish(NetConn& c) {
 // Tests the oldest requests in order and publishes the ones that finished: the sender frees their slots
 // (head), the receiver publishes them with their sizes (tail). A request that failed fails the connection
 // only after those before it are published, so that everything that arrived is delivered.
-static bool completeInOrder(const chorusNet_v1_t* plugin, NetConn& c) {
+static bool completeInOrder(const chorusNet_v1_t* plugin, bool userDrives, uint64_t bulkBytes, NetConn& c) {
   FifoControl* f = c.fifo.control();
   const uint32_t before = c.completed;
   std::string failure;
+  size_t last = 0;
   while (!c.requests.empty()) {
     int done = 0;
     size_t size = 0;
@@ -159,10 +201,13 @@ static bool completeInOrder(const chorusNet_v1_t* plugin, NetConn& c) {
     }
     if (!done) break;
     if (!c.send) f->sizes[c.completed % f->nslots] = size;
+    last = c.send ? f->sizes[c.completed % f->nslots] & kSlotBytesMask : size;
     c.requests.pop_front();
     ++c.completed;
   }
   if (c.completed != before) {
+    c.bulk.store(last > bulkBytes, std::memory_order_relaxed);
+    if (userDrives && last <= bulkBytes) raiseFlag(c);  // small again: its user moves it (setSleepFlags)
     if (c.send) {
       f->head.store(c.completed, std::memory_order_seq_cst);
       if (f->producerSleeping.load(std::memory_order_seq_cst) != 0) futexWake(&f->head);
@@ -193,10 +238,11 @@ bool Proxy::progressSend(NetConn& c) {
     ++c.posted;
     moved = true;
   }
-  return completeInOrder(plugin_, c) || moved;
+  return completeInOrder(plugin_, userDrives_, bulkBytes_, c) || moved;
 }
 
-bool Proxy::progressRecv(NetConn& c) {
+// An irecv into every free slot (no test: posting is local).
+bool Proxy::postRecvs(NetConn& c) {
   FifoControl* f = c.fifo.control();
   const uint32_t head = f->head.load(std::memory_order_seq_cst);  // seq_cst: pairs with producerSleeping
   bool moved = false;
@@ -213,62 +259,87 @@ bool Proxy::progressRecv(NetConn& c) {
     ++c.posted;
     moved = true;
   }
-  return completeInOrder(plugin_, c) || moved;
+  return moved;
 }
 
+bool Proxy::progressRecv(NetConn& c) {
+  bool moved = postRecvs(c);
+  if (c.dead) return true;
+  return completeInOrder(plugin_, userDrives_, bulkBytes_, c) || moved;
+}
+
+// A raised flag makes a user's post (send) or release (receive) call posted()/released(), which move the
+// connection on the user's thread or wake a sleeper. It is up on every connection whenever the proxy thread
+// does not pass over them continuously (it sleeps or parks), including on connections adopted meanwhile
+// (adopt): a post that finds no flag is seen by nobody until the proxy's next pass. It stays up on connections
+// whose messages are small (not bulk) even while the proxy thread runs: their user moves them, so that a small
+// message is on the network when post() returns, whether or not the proxy thread gets a core.
 void Proxy::setSleepFlags(bool on) {
+  if (on == flagsUp_) return;
+  flagsUp_ = on;
+  for (auto& cp : conns_) setSleepFlag(*cp, on);
+}
+
+void Proxy::setSleepFlag(NetConn& c, bool on) {
+  if (on || (userDrives_ && !c.bulk.load(std::memory_order_relaxed))) {
+    raiseFlag(c);
+  } else if (c.flagged) {
+    FifoControl* f = c.fifo.control();
+    (c.send ? f->consumerSleeping : f->producerSleeping).store(0, std::memory_order_relaxed);
+    c.flagged = false;
+  }
+}
+
+// Appends the fds of the connections to wait on: with `everything`, every connection with requests
+// outstanding (a user thread that drives); otherwise what the proxy thread watches (sends in flight, bulk
+// receives). *any: something is to be waited on. Returns false when a connection to wait on has no fd (a
+// receiver still accepting, a plugin without pollFds): then the sleep must be a timer slice.
+bool Proxy::collectFds(std::vector<pollfd>* fds, bool everything, bool* any) {
+  bool covered = plugin_->pollFds != nullptr;
   for (auto& cp : conns_) {
     NetConn& c = *cp;
-    FifoControl* f = c.fifo.control();
-    if (!on) {
-      if (c.flagged) (c.send ? f->consumerSleeping : f->producerSleeping).store(0, std::memory_order_relaxed);
-      c.flagged = false;
+    if (c.dead) continue;
+    if (c.comm == nullptr) {
+      *any = true;
+      covered = false;  // accepting: no fd to wait on, accept() is tried each slice
       continue;
     }
-    if (c.dead || c.comm == nullptr) continue;
-    // Sender: everything posted is on the network, a new post is work. Receiver: every slot holds a
-    // receive or a published message, only a release makes room.
-    bool waitsOnUser = c.send ? c.posted == f->tail.load(std::memory_order_relaxed)
-                              : c.posted - f->head.load(std::memory_order_relaxed) >= f->nslots;
-    if (waitsOnUser) {
-      (c.send ? f->consumerSleeping : f->producerSleeping).store(1, std::memory_order_seq_cst);
-      c.flagged = true;
+    if (c.requests.empty() && !(c.send && c.posted != c.fifo.control()->tail.load(std::memory_order_relaxed))) {
+      continue;
     }
+    if (!everything && !c.send && !c.bulk.load(std::memory_order_relaxed)) continue;  // its user fetches it
+    *any = true;
+    if (!covered) continue;
+    const size_t at = fds->size();
+    fds->resize(at + kMaxPollFdsPerComm);
+    const int n = plugin_->pollFds(c.comm, fds->data() + at, kMaxPollFdsPerComm);
+    fds->resize(at + static_cast<size_t>(n < 0 ? 0 : n));
   }
+  return covered;
 }
 
-void Proxy::sleep(uint64_t sliceNs) {
-  setSleepFlags(true);
-  // One more pass after raising the flags: a post or release that missed them is seen here.
-  bool moved = false;
-  for (auto& c : conns_) moved |= progress(*c);
-  if (!moved) {
-    // The users' eventfd, and the network's fds of every connection with requests outstanding when the plugin
-    // offers them; then the sleep lasts until something happens instead of a timer slice.
-    pollFds_.assign(1, pollfd{eventFd_, POLLIN, 0});
-    bool covered = sliceNs != kIdleSleepNs && plugin_->pollFds != nullptr;
-    for (size_t i = 0; covered && i < conns_.size(); ++i) {
-      NetConn& c = *conns_[i];
-      if (c.dead) continue;
-      if (c.comm == nullptr) {
-        covered = false;  // accepting: no fd to wait on, accept() is tried each slice
-        break;
-      }
-      if (c.requests.empty()) continue;
-      const size_t at = pollFds_.size();
-      pollFds_.resize(at + kMaxPollFdsPerComm);
-      const int n = plugin_->pollFds(c.comm, pollFds_.data() + at, kMaxPollFdsPerComm);
-      pollFds_.resize(at + static_cast<size_t>(n < 0 ? 0 : n));
+// After a user thread's claim: whether the proxy thread has something to watch that it may not be watching.
+bool Proxy::needsWatcher() const {
+  if (hasIncoming_.load(std::memory_order_acquire)) return true;
+  for (const auto& cp : conns_) {
+    const NetConn& c = *cp;
+    if (c.dead) continue;
+    if (c.comm == nullptr || c.userGone.load(std::memory_order_relaxed)) return true;
+    if (c.send && (!c.requests.empty() || c.posted != c.fifo.control()->tail.load(std::memory_order_relaxed))) {
+      return true;
     }
-    if (covered) sliceNs = kPolledSleepNs;
-    timespec ts{static_cast<time_t>(sliceNs / 1'000'000'000), static_cast<long>(sliceNs % 1'000'000'000)};
-    if (::ppoll(pollFds_.data(), pollFds_.size(), &ts, nullptr) > 0 && (pollFds_[0].revents & POLLIN) != 0) {
-      uint64_t count;
-      ssize_t r = ::read(eventFd_, &count, sizeof(count));
-      (void)r;
-    }
+    if (!c.send && !c.requests.empty() && c.bulk.load(std::memory_order_relaxed)) return true;
   }
-  setSleepFlags(false);
+  return false;
+}
+
+void Proxy::sleepOn(std::vector<pollfd>& fds, uint64_t ns) {
+  timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+  if (::ppoll(fds.data(), fds.size(), &ts, nullptr) > 0 && (fds[0].revents & POLLIN) != 0) {
+    uint64_t count;
+    ssize_t r = ::read(eventFd_, &count, sizeof(count));
+    (void)r;  // EAGAIN: another sleeper consumed it
+  }
 }
 
 void Proxy::reap() {
@@ -283,6 +354,71 @@ void Proxy::reap() {
   }
   // The plugin comms close when the last owner (proxy or user end) drops the NetConn.
   std::erase_if(conns_, [](const std::shared_ptr<NetConn>& c) { return c->dead; });
+}
+
+// ---- the user side ----
+
+bool Proxy::claim(const NetConn& awaited) {
+  if (!userDrives_ || awaited.bulk.load(std::memory_order_relaxed)) return false;
+  int expected = 0;
+  return driver_.compare_exchange_strong(expected, 1, std::memory_order_seq_cst);
+}
+
+bool Proxy::drive() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pass();
+}
+
+void Proxy::block(uint64_t ns) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    driverFds_.assign(1, pollfd{eventFd_, POLLIN, 0});
+    bool any = false;
+    if (!collectFds(&driverFds_, true, &any)) ns = std::min(ns, kMinSliceNs);
+  }
+  sleepOn(driverFds_, ns);
+}
+
+void Proxy::unclaim() {
+  driver_.store(0, std::memory_order_seq_cst);
+  bool need;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    need = needsWatcher();
+  }
+  if (need) wake();
+}
+
+void Proxy::poke(const NetConn& c) {
+  // A bulk connection is the proxy thread's: the user thread has its own copying and reducing to do.
+  if (!userDrives_ || c.bulk.load(std::memory_order_relaxed) || !mu_.try_lock()) return;
+  pass();
+  mu_.unlock();
+}
+
+void Proxy::posted(NetConn& c) {
+  FifoControl* f = c.fifo.control();
+  const uint32_t tail = f->tail.load(std::memory_order_relaxed);
+  const bool small = (f->sizes[(tail - 1) % f->nslots] & kSlotBytesMask) <= bulkBytes_;
+  if (userDrives_ && small) {
+    // Waits for a pass in progress rather than leave the message to a thread that may not get a core soon.
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!c.dead) progressSend(c);
+    const bool left = !c.dead && (!c.requests.empty() || c.posted != tail);
+    lock.unlock();
+    if (!left) return;  // in the kernel's hands
+  }
+  wake();
+}
+
+void Proxy::released(NetConn& c) {
+  if (userDrives_ && mu_.try_lock()) {
+    if (!c.dead && c.comm != nullptr) postRecvs(c);
+    const bool watched = !c.dead && (c.comm == nullptr || c.bulk.load(std::memory_order_relaxed));
+    mu_.unlock();
+    if (!watched) return;
+  }
+  wake();
 }
 
 }  // namespace chorus::transport::net

@@ -47,13 +47,21 @@ struct Request {
   std::string message;
 };
 
+// A receiver's stream 0 reads ahead up to this many bytes at a message boundary, so that a small message's header
+// and payload come in one recv(); bytes of the messages after it wait in the buffer.
+constexpr size_t kReadAhead = 4096;
+
 struct Stream {
   int fd = -1;
-  size_t index = 0;  // position in Comm::queue of the request this stream works on (counted from base)
-  Header header{};   // stream 0
-  size_t headerOff = 0;
-  uint64_t off = 0;  // bytes of this stream's chunk transferred
-  bool eof = false;  // receiver: the sender closed this stream between two messages
+  size_t index = 0;               // position in Comm::queue of the request this stream works on (counted from base)
+  Header header{};                // stream 0
+  size_t headerOff = 0;           // sender: bytes of the header sent
+  uint64_t off = 0;               // bytes of this stream's chunk transferred
+  bool eof = false;               // receiver: the sender closed this stream between two messages
+  std::unique_ptr<char[]> ahead;  // receiver, stream 0: bytes read past the current position, [aheadBegin, aheadEnd)
+  size_t aheadBegin = 0;
+  size_t aheadEnd = 0;
+  size_t buffered() const { return aheadEnd - aheadBegin; }
 };
 
 struct Comm {
@@ -289,44 +297,114 @@ Request* at(Comm* c, size_t seq) {
   return seq - c->base < c->queue.size() ? c->queue[seq - c->base].get() : nullptr;
 }
 
-// Moves bytes on every stream until each would block; fails the comm on a socket error. A stream the sender
-// closed between messages only stops (eof): what was sent before is still delivered, and only the receives it
-// owes data fail (test()).
-void progress(Comm* c) {
+// Sends what is left of a header (an bytes at a, *ad done; an = 0: none) and of a chunk (bn bytes at b, *bd done)
+// in as few system calls as the socket takes: a small message is one sendmsg() with its header. Returns 1 when
+// both are sent, 0 when the socket would block, -1 when it failed (lastError set).
+int sendHeaderAndChunk(int fd, const void* a, size_t an, size_t* ad, const char* b, uint64_t bn, uint64_t* bd) {
+  while (*ad < an || *bd < bn) {
+    iovec iov[2];
+    int k = 0;
+    if (*ad < an) iov[k++] = {static_cast<char*>(const_cast<void*>(a)) + *ad, an - *ad};
+    if (*bd < bn) iov[k++] = {const_cast<char*>(b) + *bd, bn - *bd};
+    msghdr m{};
+    m.msg_iov = iov;
+    m.msg_iovlen = static_cast<size_t>(k);
+    ssize_t r = ::sendmsg(fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return fail(chorusNetRemoteError, "send: %s", strerror(errno)), -1;
+    const size_t head = std::min(static_cast<size_t>(r), an - *ad);
+    *ad += head;
+    *bd += static_cast<size_t>(r) - head;
+  }
+  return 1;
+}
+
+// Sender: moves bytes on every stream until each would block; stream 0 sends each message's header with its
+// chunk. Fails the comm on a socket error.
+void progressSend(Comm* c) {
   const auto n = static_cast<uint32_t>(c->streams.size());
   for (uint32_t s = 0; s < n && c->broken == chorusNetSuccess; ++s) {
     Stream& st = c->streams[s];
     for (Request* r = at(c, st.index); r != nullptr; r = at(c, st.index)) {
-      if (!c->send && s > 0 && !r->headerKnown) break;  // the size comes from stream 0
+      if (s == 0 && st.headerOff == 0 && st.off == 0) st.header = {r->tag, 0, r->size};
+      uint64_t lo, hi;
+      chunkRange(r->size, n, s, &lo, &hi);
+      int k = sendHeaderAndChunk(st.fd, &st.header, s == 0 ? sizeof(Header) : 0, &st.headerOff, r->data + lo, hi - lo,
+                                 &st.off);
+      if (k < 0) return c->breakWith(chorusNetRemoteError);
+      if (k == 0) break;
+      ++r->streamsDone;
+      ++st.index;
+      st.off = 0;
+      st.headerOff = 0;
+    }
+  }
+}
+
+// One recv() into a stream's read-ahead buffer: 1 when bytes came, 0 when it would block, kClosed when the peer
+// closed the stream, -1 when it failed (lastError set).
+int readAhead(Stream& st) {
+  if (!st.ahead) st.ahead = std::make_unique<char[]>(kReadAhead);
+  if (st.aheadBegin > 0) {
+    memmove(st.ahead.get(), st.ahead.get() + st.aheadBegin, st.buffered());
+    st.aheadEnd -= st.aheadBegin;
+    st.aheadBegin = 0;
+  }
+  for (;;) {
+    ssize_t r = ::recv(st.fd, st.ahead.get() + st.aheadEnd, kReadAhead - st.aheadEnd, MSG_DONTWAIT);
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+    if (r < 0 && errno == EINTR) continue;
+    if (r == 0) return fail(chorusNetRemoteError, "the peer closed the connection"), kClosed;
+    if (r < 0) return fail(chorusNetRemoteError, "recv: %s", strerror(errno)), -1;
+    st.aheadEnd += static_cast<size_t>(r);
+    return 1;
+  }
+}
+
+// Receiver: moves bytes on every stream until each would block; fails the comm on a socket error. A stream the
+// sender closed between messages only stops (eof): what was sent before is still delivered, and only the
+// receives it owes data fail (test()).
+void progressRecv(Comm* c) {
+  const auto n = static_cast<uint32_t>(c->streams.size());
+  for (uint32_t s = 0; s < n && c->broken == chorusNetSuccess; ++s) {
+    Stream& st = c->streams[s];
+    for (Request* r = at(c, st.index); r != nullptr; r = at(c, st.index)) {
+      if (s > 0 && !r->headerKnown) break;  // the size comes from stream 0
       if (st.eof && (s == 0 || !r->headerKnown)) break;
-      if (s == 0 && (c->send || !r->headerKnown)) {
-        bool boundary = st.headerOff == 0;
-        if (boundary) st.header = {r->tag, 0, r->size};
-        int k = c->send ? sendSome(st.fd, &st.header, sizeof(Header), &st.headerOff)
-                        : recvSome(st.fd, &st.header, sizeof(Header), &st.headerOff);
-        if (k == kClosed && boundary) {
-          st.eof = true;
-          break;
-        }
-        if (k < 0) return c->breakWith(chorusNetRemoteError);
-        if (k == 0) break;
-        if (!c->send) {
-          if (st.header.tag != r->tag || st.header.size > r->size) {
-            fail(chorusNetProtocolError,
-                 "%s plugin: a message of %llu bytes with tag %u reached a receive of %llu bytes with tag %u", kName,
-                 static_cast<unsigned long long>(st.header.size), st.header.tag,
-                 static_cast<unsigned long long>(r->size), r->tag);
-            return c->breakWith(chorusNetProtocolError);
+      if (s == 0 && !r->headerKnown) {
+        if (st.buffered() < sizeof(Header)) {
+          int k = readAhead(st);
+          if (k == kClosed && st.buffered() == 0) {
+            st.eof = true;  // between two messages
+            break;
           }
-          r->size = st.header.size;
-          r->headerKnown = true;
+          if (k < 0) return c->breakWith(chorusNetRemoteError);
+          if (st.buffered() < sizeof(Header)) break;
         }
+        memcpy(&st.header, st.ahead.get() + st.aheadBegin, sizeof(Header));
+        st.aheadBegin += sizeof(Header);
+        if (st.header.tag != r->tag || st.header.size > r->size) {
+          fail(chorusNetProtocolError,
+               "%s plugin: a message of %llu bytes with tag %u reached a receive of %llu bytes with tag %u", kName,
+               static_cast<unsigned long long>(st.header.size), st.header.tag, static_cast<unsigned long long>(r->size),
+               r->tag);
+          return c->breakWith(chorusNetProtocolError);
+        }
+        r->size = st.header.size;
+        r->headerKnown = true;
       }
       uint64_t lo, hi;
       chunkRange(r->size, n, s, &lo, &hi);
       if (st.eof && hi > lo) break;  // a chunk the closed stream owes: test() fails the request
+      if (st.buffered() > 0 && st.off < hi - lo) {
+        const size_t n = std::min<uint64_t>(st.buffered(), hi - lo - st.off);
+        memcpy(r->data + lo + st.off, st.ahead.get() + st.aheadBegin, n);
+        st.aheadBegin += n;
+        st.off += n;
+      }
       size_t off = st.off;
-      int k = c->send ? sendSome(st.fd, r->data + lo, hi - lo, &off) : recvSome(st.fd, r->data + lo, hi - lo, &off);
+      int k = recvSome(st.fd, r->data + lo, hi - lo, &off);
       if (k == kClosed && s > 0 && st.off == 0) {
         st.eof = true;  // closed before this chunk began; if the message was sent, the test fails it
         break;
@@ -339,6 +417,14 @@ void progress(Comm* c) {
       st.off = 0;
       st.headerOff = 0;
     }
+  }
+}
+
+void progress(Comm* c) {
+  if (c->send) {
+    progressSend(c);
+  } else {
+    progressRecv(c);
   }
 }
 
@@ -381,7 +467,9 @@ chorusNetResult_t test(void* request, int* done, size_t* size) {
 }
 
 // The streams that wait on their socket: each with a request to move, not at its end, and (receiving
-// streams after the first) with the size of that request known, since until then they wait on stream 0.
+// streams after the first) with the size of that request known, since until then they wait on stream 0. A
+// receiving stream whose read-ahead buffer already holds bytes for its request can move now: it is named with
+// POLLOUT, ready at once (a receiver never writes to its sockets, so their send buffers stay empty).
 int pollFds(void* comm, pollfd* fds, int max) {
   Comm* c = static_cast<Comm*>(comm);
   if (c->broken != chorusNetSuccess) return 0;
@@ -392,7 +480,7 @@ int pollFds(void* comm, pollfd* fds, int max) {
     if (r == nullptr || st.eof || st.fd < 0) continue;
     if (!c->send && s > 0 && !r->headerKnown) continue;
     fds[n].fd = st.fd;
-    fds[n].events = c->send ? POLLOUT : POLLIN;
+    fds[n].events = c->send || st.buffered() > 0 ? POLLOUT : POLLIN;
     fds[n].revents = 0;
     ++n;
   }

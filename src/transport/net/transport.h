@@ -1,8 +1,9 @@
 // The network transport: connections between ranks on different hosts (or anywhere, with
 // CHORUS_TRANSPORT=socket) through the network plugin CHORUS_NET / CHORUS_NET_PLUGIN select (net.h, plugin.h).
-// Both ends keep a FIFO in local memory, registered with the plugin; this transport's progress thread
-// (proxy.h) turns every posted slot into one isend and every free slot into one irecv, and publishes a slot
-// when its request completes, as NCCL's net transport proxy does. The table knows it as "socket" whatever the
+// Both ends keep a FIFO in local memory, registered with the plugin; this transport's proxy (proxy.h) turns every
+// posted slot into one isend and every free slot into one irecv, and publishes a slot when its request
+// completes, as NCCL's net transport proxy does: on the user's thread for small messages, on its own thread
+// for large ones. The table knows it as "socket" whatever the
 // plugin (CHORUS_TRANSPORT=socket keeps its meaning: every pair over the network); connections name the plugin.
 #pragma once
 
