@@ -8,11 +8,15 @@
 // ends, so a peer that keeps up never pays for a system call.
 #include "transport/fifo.h"
 
+#include <unistd.h>
+
+#include <cstring>
 #include <new>
 
 #include "base/error.h"
 #include "base/futex.h"
 #include "base/wait_observer.h"
+#include "transport/cma.h"
 
 namespace chorus::transport {
 namespace {
@@ -122,7 +126,7 @@ FifoControl* fifoInit(void* mem, int nslots, size_t slotBytes) {
   CHORUS_CHECK_ARG(nslots >= 1 && nslots <= kMaxSlots, "FIFO depth ", nslots, " is outside [1, ", kMaxSlots, "]");
   // Counters wrap at 2^32; counter % nslots stays continuous across the wrap only for powers of two.
   CHORUS_CHECK_ARG((nslots & (nslots - 1)) == 0, "FIFO depth ", nslots, " is not a power of two");
-  CHORUS_CHECK_ARG(slotBytes > 0 && slotBytes <= kSlotBytesMask, "FIFO slot size must be in [1, 4 GiB), not ",
+  CHORUS_CHECK_ARG(slotBytes > 0 && slotBytes <= kSlotBytesMask, "FIFO slot size must be in [1, 2 GiB), not ",
                    slotBytes);
   CHORUS_ENFORCE(reinterpret_cast<uintptr_t>(mem) % kCacheLine == 0, "FIFO memory must be cache-line aligned");
   auto* f = new (mem) FifoControl();
@@ -154,6 +158,15 @@ void* SendConnection::acquire(const WaitContext& ctx) {
       fifo_, &fifo_->head, &fifo_->producerSleeping, ctx, ready, [&] { checkPeer(); },
       "a free slot (the receiver consumes nothing)", what_);
   return fifoSlot(fifo_, t);
+}
+
+void SendConnection::postRemote(const void* data, size_t bytes, uint32_t tag) {
+  CHORUS_ENFORCE(remoteRefs_ && bytes > 0 && bytes <= kMaxRemoteRefBytes && fifo_->slotBytes >= sizeof(RemoteRef),
+                 what_, ": a remote reference of ", bytes, " bytes cannot be posted here");
+  const uint32_t t = fifo_->tail.load(std::memory_order_relaxed);
+  RemoteRef ref{reinterpret_cast<uintptr_t>(data), bytes, static_cast<int64_t>(getpid())};
+  memcpy(fifoSlot(fifo_, t), &ref, sizeof(ref));
+  publish(slotWord(bytes, tag) | kSlotRemoteRef);
 }
 
 void SendConnection::drain(const WaitContext& ctx) {
@@ -189,6 +202,18 @@ const void* RecvConnection::peekWord(uint64_t* word, const WaitContext& ctx) {
       fifo_, &fifo_->tail, &fifo_->consumerSleeping, ctx, ready, [&] { checkPeer(); },
       "data (the sender publishes nothing)", what_);
   return tryPeekWord(word);
+}
+
+void RecvConnection::readRemote(const void* slot, size_t offset, void* dst, size_t bytes) const {
+  RemoteRef ref;
+  memcpy(&ref, slot, sizeof(ref));
+  if (remotePid_ == 0 || ref.pid != remotePid_ || offset > ref.bytes || bytes > ref.bytes - offset) {
+    CHORUS_THROW(Status::kRemoteError, what_, ": received a remote reference (pid ", ref.pid, ", ", ref.bytes,
+                 " bytes) that this connection cannot take (", bytes, " bytes at offset ", offset, " wanted)");
+  }
+  // Through the kernel even from this process (ranks as threads over shm): a bad reference fails, never faults.
+  const void* src = reinterpret_cast<const char*>(static_cast<uintptr_t>(ref.addr)) + offset;
+  cmaRead(static_cast<pid_t>(ref.pid), src, dst, bytes, what_);
 }
 
 void RecvConnection::checkPeer() const {

@@ -11,7 +11,15 @@
 // The consumer sees tail != head (acquire), reads the slot in place, then frees it by incrementing head.
 // Counters are 32-bit and wrap; they double as futex words, so a side that has spun long enough sleeps on
 // the other's counter and the other wakes it (only when the sleeping flag says someone sleeps).
+//
+// Remote references (single copy): where the receiving end may read the producer's memory (processes on one
+// host, Cross Memory Attach, cma.h), a producer whose data already lies in its own memory may publish a
+// RemoteRef in the slot instead of the data: the slot's size word carries kSlotRemoteRef and the bytes the
+// reference covers, and the consumer copies them straight from the producer's memory into their destination.
+// The producer must keep that memory unchanged until the consumer has freed the slot (drain() waits for it).
 #pragma once
+
+#include <sys/types.h>
 
 #include <atomic>
 #include <cstddef>
@@ -36,6 +44,8 @@ struct FifoControl {
   alignas(kCacheLine) std::atomic<uint32_t> closed;  // set by either end when it fails or goes away
   uint32_t nslots;
   uint64_t slotBytes;
+  // Set by the consumer's transport when it made the FIFO: it may read the producer's memory (remote refs).
+  uint32_t consumerReadsProducer;
   alignas(kCacheLine) uint64_t sizes[kMaxSlots];  // payload bytes of each published slot
 };
 static_assert(sizeof(FifoControl) % kCacheLine == 0);
@@ -53,14 +63,28 @@ inline char* fifoSlot(FifoControl* f, uint32_t i) {
   return reinterpret_cast<char*>(f) + ((sizeof(FifoControl) + 4095) & ~size_t(4095)) + (i % f->nslots) * f->slotBytes;
 }
 
-// A slot's size word: the payload bytes in the low 32 bits, and in the high 32 bits the tag of the operation
-// that wrote it (collectives/slot_tag.h: its sequence number and signature; 0 for untagged traffic). Copied as one
-// 64-bit word with the slot (the socket proxy sends it as the slot's header), so a receiver that compares the
-// whole word with the one it expects checks bytes and operation in one comparison.
-constexpr uint64_t kSlotBytesMask = 0xffffffffull;
+// A slot's size word: the payload bytes in the low 31 bits, bit 31 set when the slot holds a RemoteRef (the bytes
+// are then those the reference covers), and in the high 32 bits the tag of the operation that wrote it
+// (collectives/slot_tag.h: its sequence number and signature; 0 for untagged traffic). Copied as one 64-bit word
+// with the slot (the socket proxy sends it as the slot's header), so a receiver that compares the whole word with
+// the one it expects checks bytes, kind and operation in one comparison.
+constexpr uint64_t kSlotBytesMask = 0x7fffffffull;
+constexpr uint64_t kSlotRemoteRef = 0x80000000ull;
 inline uint64_t slotWord(size_t bytes, uint32_t tag) {
   return (static_cast<uint64_t>(tag) << 32) | bytes;
 }
+inline bool isRemoteRef(uint64_t word) {
+  return (word & kSlotRemoteRef) != 0;
+}
+// The most bytes one RemoteRef covers (the size word's 31 bits).
+constexpr size_t kMaxRemoteRefBytes = size_t{1} << 30;
+
+// What a slot flagged kSlotRemoteRef holds: where the bytes are in the producer's process.
+struct RemoteRef {
+  uint64_t addr;   // in the producer's address space
+  uint64_t bytes;  // equal to the size word's bytes
+  int64_t pid;     // the producer (checked by the consumer against the process it connected to)
+};
 
 // Checks the far end of a connection; throws chorus::Error (chorusRemoteError) when it is gone. Transports
 // set one per connection (peer process liveness, proxy socket state).
@@ -85,12 +109,14 @@ class SendConnection : public Connection {
   void* acquire(const WaitContext& ctx);
   // Publishes the slot returned by the last acquire with `bytes` bytes of payload (bytes <= slotBytes()) and the
   // operation's tag (slotWord).
-  void post(size_t bytes, uint32_t tag = 0) {
-    uint32_t t = fifo_->tail.load(std::memory_order_relaxed);
-    fifo_->sizes[t % fifo_->nslots] = slotWord(bytes, tag);
-    fifo_->tail.store(t + 1, std::memory_order_seq_cst);
-    if (fifo_->consumerSleeping.load(std::memory_order_seq_cst) != 0) wakeConsumer();
-  }
+  void post(size_t bytes, uint32_t tag = 0) { publish(slotWord(bytes, tag)); }
+  // Whether the consumer reads this process's memory, so that postRemote may be used: set by the transport (shm,
+  // when the consumer's probe and this end's test read succeeded and CHORUS_CMA_DISABLE is not set).
+  bool remoteRefs() const { return remoteRefs_; }
+  // Publishes the slot returned by the last acquire as a reference to `bytes` bytes at `data` in this process
+  // (0 < bytes <= kMaxRemoteRefBytes; remoteRefs() must be true). The consumer copies them from here: they must
+  // stay unchanged until it has freed the slot (drain).
+  void postRemote(const void* data, size_t bytes, uint32_t tag = 0);
   // Waits until the consumer has freed every posted slot.
   void drain(const WaitContext& ctx) override;
   void close() override { fifoClose(fifo_); }
@@ -99,10 +125,18 @@ class SendConnection : public Connection {
   FifoControl* fifo() const { return fifo_; }
 
  protected:
+  void publish(uint64_t word) {
+    uint32_t t = fifo_->tail.load(std::memory_order_relaxed);
+    fifo_->sizes[t % fifo_->nslots] = word;
+    fifo_->tail.store(t + 1, std::memory_order_seq_cst);
+    if (fifo_->consumerSleeping.load(std::memory_order_seq_cst) != 0) wakeConsumer();
+  }
   // Wakes the consumer sleeping on tail; virtual for the same reason as RecvConnection::wakeProducer.
   virtual void wakeConsumer();
+  void enableRemoteRefs() { remoteRefs_ = true; }
   FifoControl* fifo_;
   PeerCheck check_;
+  bool remoteRefs_ = false;
 };
 
 // The consuming end. Not thread-safe: one thread consumes.
@@ -139,6 +173,10 @@ class RecvConnection : public Connection {
     return p;
   }
   const void* peekWord(uint64_t* word, const WaitContext& ctx);
+  // Copies bytes [offset, offset + bytes) of what the RemoteRef in `slot` (a slot whose word isRemoteRef) covers into
+  // dst, from the producer's memory. Throws chorusRemoteError for a reference this connection cannot take (a
+  // transport without remote refs, another process, a range outside it) or memory the producer no longer has.
+  void readRemote(const void* slot, size_t offset, void* dst, size_t bytes) const;
   // Frees the slot returned by the last peek.
   void release() {
     uint32_t h = fifo_->head.load(std::memory_order_relaxed);
@@ -155,9 +193,12 @@ class RecvConnection : public Connection {
   virtual void wakeProducer();
   // For transports whose size words arrive without the tag (bytesOnly()).
   void setBytesOnly() { bytesOnly_ = true; }
+  // For transports whose producer may publish remote refs: the producer's process.
+  void setRemotePid(pid_t pid) { remotePid_ = pid; }
   FifoControl* fifo_;
   PeerCheck check_;
   bool bytesOnly_ = false;
+  pid_t remotePid_ = 0;  // 0: remote refs are a protocol error on this connection
 };
 
 }  // namespace chorus::transport

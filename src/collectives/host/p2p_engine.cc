@@ -4,6 +4,8 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "collectives/host/ref_ledger.h"
+#include "collectives/tuning.h"
 
 namespace chorus::coll {
 
@@ -29,6 +31,8 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
     queues.push_back(p);
   }
   if (queues.empty()) return;
+  thread_local RefLedger ledger;
+  RefLedger::Scope scope(ledger);
 
   // The operation's context, watching every peer still owed a transfer as well.
   WaitContext ctx = *env.ctx;
@@ -52,37 +56,61 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
           p.off = 0;
           continue;
         }
+        const size_t left = t.bytes - p.off;
         if (t.send) {
           void* slot = p.send->tryAcquire();
           if (slot == nullptr) break;
-          const size_t m = std::min(p.send->slotBytes(), t.bytes - p.off);
-          memcpy(slot, static_cast<const char*>(source(t, copies)) + p.off, m);
-          p.send->post(m);
-          p.off += m;
-        } else {
-          size_t got = 0;
-          const void* slot = p.recv->tryPeek(&got);
-          if (slot == nullptr) break;
-          const size_t m = std::min(p.recv->slotBytes(), t.bytes - p.off);
-          if (got != m) {
-            CHORUS_THROW(Status::kRemoteError, p.recv->what(), ": received a piece of ", got, " bytes where ", m,
-                         " were expected: the send and the receive disagree on the size");
+          const char* src = static_cast<const char*>(source(t, copies)) + p.off;
+          if (p.send->remoteRefs() && useSingleCopy(CollType::kSend, t.bytes)) {
+            // The receiver copies the whole rest from here (in references of whole slots' worth).
+            const size_t most = transport::kMaxRemoteRefBytes / p.send->slotBytes() * p.send->slotBytes();
+            const size_t m = std::min(most, left);
+            p.send->postRemote(src, m);
+            ledger.add(p.send);
+            p.off += m;
+          } else {
+            const size_t m = std::min(p.send->slotBytes(), left);
+            memcpy(slot, src, m);
+            p.send->post(m);
+            p.off += m;
           }
-          memcpy(static_cast<char*>(t.dst) + p.off, slot, m);
+        } else {
+          uint64_t word = 0;
+          const void* slot = p.recv->tryPeekWord(&word);
+          if (slot == nullptr) break;
+          const size_t got = word & transport::kSlotBytesMask;
+          const size_t slotBytes = p.recv->slotBytes();
+          const bool ref = transport::isRemoteRef(word);
+          // A slot is one slot's worth (or the rest); a reference covers whole slots' worth (or the rest).
+          const bool fits =
+              ref ? got > 0 && got <= left && (got == left || got % slotBytes == 0) : got == std::min(slotBytes, left);
+          if (!fits) {
+            CHORUS_THROW(Status::kRemoteError, p.recv->what(), ": received a ", ref ? "reference to " : "piece of ",
+                         got, " bytes with ", left, " bytes of the transfer left (pieces of ", slotBytes,
+                         " bytes): the send and the receive disagree on the size");
+          }
+          char* dst = static_cast<char*>(t.dst) + p.off;
+          if (ref) {
+            p.recv->readRemote(slot, 0, dst, got);
+          } else {
+            memcpy(dst, slot, got);
+          }
           p.recv->release();
-          p.off += m;
+          p.off += got;
         }
         progress = true;
       }
       if (p.cur < p.q->count) pending = true;
     }
-    if (!pending) return;
+    if (!pending) break;
     if (progress) {
       waiter.reset();
     } else {
       waiter.pause();
     }
   }
+  // Receivers read this rank's buffers until they free the references: the transfers end after that.
+  if (!ledger.empty()) ledger.drain(ctx);
 }
 
 }  // namespace chorus::coll
