@@ -172,10 +172,33 @@ void SendConnection::postRemote(const void* data, size_t bytes, uint32_t tag) {
 void SendConnection::drain(const WaitContext& ctx) {
   const uint32_t t = fifo_->tail.load(std::memory_order_relaxed);
   auto ready = [&] { return fifo_->head.load(std::memory_order_acquire) == t; };
+  if (!ready()) {
+    waitOn(
+        fifo_, &fifo_->head, &fifo_->producerSleeping, ctx, ready, [&] { checkPeer(); },
+        "the receiver to consume what was sent", what_);
+  }
+  auto read = [&] { return fifo_->mailboxAck.load(std::memory_order_acquire) == mailboxSent_; };
+  if (!read()) {
+    waitOn(
+        fifo_, &fifo_->mailboxAck, &fifo_->producerSleeping, ctx, read, [&] { checkPeer(); },
+        "the receiver to read the mailbox", what_);
+  }
+}
+
+void SendConnection::waitMailboxLine(const WaitContext& ctx) {
+  auto ready = [&] {
+    mailboxAcked_ = fifo_->mailboxAck.load(std::memory_order_acquire);
+    return mailboxSent_ - mailboxAcked_ < kMailboxLines;
+  };
   if (ready()) return;
   waitOn(
-      fifo_, &fifo_->head, &fifo_->producerSleeping, ctx, ready, [&] { checkPeer(); },
-      "the receiver to consume what was sent", what_);
+      fifo_, &fifo_->mailboxAck, &fifo_->producerSleeping, ctx, ready, [&] { checkPeer(); },
+      "a free mailbox line (the receiver reads nothing)", what_);
+}
+
+void SendConnection::wakeMailboxConsumer(MailboxLine& l) {
+  futexWake(&l.seq);
+  wakeConsumer();  // it may sleep on a slot instead: the order of messages is the receiver's to keep
 }
 
 void SendConnection::checkPeer() const {
@@ -197,11 +220,17 @@ RecvConnection::~RecvConnection() = default;
 const void* RecvConnection::peekWord(uint64_t* word, const WaitContext& ctx) {
   if (const void* p = tryPeekWord(word)) return p;
   const uint32_t h = fifo_->head.load(std::memory_order_relaxed);
-  auto ready = [&] { return fifo_->tail.load(std::memory_order_acquire) != h; };
+  MailboxLine& l = fifo_->lines[mailboxRead_ % kMailboxLines];
+  const bool mailbox = fifo_->mailbox != 0;
+  // A mailbox message counts as an arrival too (a mismatch, unless the slot was published before it: the tail is
+  // looked at again once the message is seen, and the producer stored it first).
+  auto ready = [&] { return fifo_->tail.load(std::memory_order_acquire) != h || (mailbox && mailboxArrived(l)); };
   waitOn(
       fifo_, &fifo_->tail, &fifo_->consumerSleeping, ctx, ready, [&] { checkPeer(); },
       "data (the sender publishes nothing)", what_);
-  return tryPeekWord(word);
+  if (const void* p = tryPeekWord(word)) return p;
+  *word = slotWord(l.seq.load(std::memory_order_relaxed) & 0xffu, l.tag);
+  return l.data;
 }
 
 void RecvConnection::readRemote(const void* slot, size_t offset, void* dst, size_t bytes) const {
@@ -214,6 +243,25 @@ void RecvConnection::readRemote(const void* slot, size_t offset, void* dst, size
   // Through the kernel even from this process (ranks as threads over shm): a bad reference fails, never faults.
   const void* src = reinterpret_cast<const char*>(static_cast<uintptr_t>(ref.addr)) + offset;
   cmaRead(static_cast<pid_t>(ref.pid), src, dst, bytes, what_);
+}
+
+const void* RecvConnection::waitMailboxLine(MailboxLine& l, uint64_t* word, const WaitContext& ctx) {
+  const uint32_t h = fifo_->head.load(std::memory_order_relaxed);
+  // A slot counts as an arrival too (a mismatch, unless the message was posted before it: the line is looked at
+  // again once the slot is seen).
+  auto ready = [&] { return mailboxArrived(l) || fifo_->tail.load(std::memory_order_acquire) != h; };
+  waitOn(
+      fifo_, &l.seq, &fifo_->consumerSleeping, ctx, ready, [&] { checkPeer(); }, "data (the sender publishes nothing)",
+      what_);
+  if (mailboxArrived(l)) {
+    *word = slotWord(l.seq.load(std::memory_order_relaxed) & 0xffu, l.tag);
+    return l.data;
+  }
+  return tryPeekWord(word);
+}
+
+void RecvConnection::wakeMailboxProducer() {
+  futexWake(&fifo_->mailboxAck);
 }
 
 void RecvConnection::checkPeer() const {

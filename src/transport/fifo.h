@@ -17,6 +17,14 @@
 // RemoteRef in the slot instead of the data: the slot's size word carries kSlotRemoteRef and the bytes the
 // reference covers, and the consumer copies them straight from the producer's memory into their destination.
 // The producer must keep that memory unchanged until the consumer has freed the slot (drain() waits for it).
+//
+// Small messages (mailbox): where the transport enables it (FifoControl::mailbox), a message of at most
+// kMailboxBytes bytes travels in one cache line of a ring of kMailboxLines lines instead of a slot: the payload, the
+// operation's tag and a sequence word that the producer stores last (as NCCL's LL protocol puts the flag in the
+// payload's line). The consumer polls that one line, where a slot costs it the tail, the size word and the slot
+// (three lines written by the other core), and acknowledges with a counter the producer reads only when the ring
+// is full. Both ends know from the message's size which way it travels; messages of either kind keep their order
+// because each end handles them in program order.
 #pragma once
 
 #include <sys/types.h>
@@ -35,6 +43,17 @@ namespace chorus::transport {
 
 constexpr int kMaxSlots = 64;  // the deepest FIFO fifoInit accepts (communicators use kFifoSlots)
 constexpr size_t kCacheLine = 64;
+constexpr int kMailboxLines = 8;      // a power of two
+constexpr size_t kMailboxBytes = 56;  // payload of one mailbox line
+
+// One mailbox line. seq is ((message number + 1) mod 2^24) << 8 | bytes, stored after tag and data (release), and the
+// word the consumer sleeps on.
+struct alignas(kCacheLine) MailboxLine {
+  std::atomic<uint32_t> seq;
+  uint32_t tag;
+  unsigned char data[kMailboxBytes];
+};
+static_assert(sizeof(MailboxLine) == kCacheLine);
 
 struct FifoControl {
   alignas(kCacheLine) std::atomic<uint32_t> tail;    // slots published by the producer
@@ -46,7 +65,11 @@ struct FifoControl {
   uint64_t slotBytes;
   // Set by the consumer's transport when it made the FIFO: it may read the producer's memory (remote refs).
   uint32_t consumerReadsProducer;
-  alignas(kCacheLine) uint64_t sizes[kMaxSlots];  // payload bytes of each published slot
+  // Set by the transport when it made the FIFO: small messages travel through the mailbox.
+  uint32_t mailbox;
+  alignas(kCacheLine) uint64_t sizes[kMaxSlots];         // payload bytes of each published slot
+  alignas(kCacheLine) std::atomic<uint32_t> mailboxAck;  // mailbox messages the consumer has read
+  MailboxLine lines[kMailboxLines];
 };
 static_assert(sizeof(FifoControl) % kCacheLine == 0);
 
@@ -117,7 +140,26 @@ class SendConnection : public Connection {
   // (0 < bytes <= kMaxRemoteRefBytes; remoteRefs() must be true). The consumer copies them from here: they must
   // stay unchanged until it has freed the slot (drain).
   void postRemote(const void* data, size_t bytes, uint32_t tag = 0);
-  // Waits until the consumer has freed every posted slot.
+  // Whether messages of at most kMailboxBytes bytes travel through the mailbox (both ends see the same answer).
+  bool mailbox() const { return fifo_->mailbox != 0; }
+  // The payload of the next mailbox line, once the consumer has read the message that used it last.
+  void* mailboxAcquire(const WaitContext& ctx) {
+    if (mailboxSent_ - mailboxAcked_ >= kMailboxLines) waitMailboxLine(ctx);
+    return fifo_->lines[mailboxSent_ % kMailboxLines].data;
+  }
+  // Publishes the line returned by the last mailboxAcquire with `bytes` (<= kMailboxBytes) bytes and the tag.
+  void mailboxPost(size_t bytes, uint32_t tag = 0) {
+    MailboxLine& l = fifo_->lines[mailboxSent_ % kMailboxLines];
+    l.tag = tag;
+    ++mailboxSent_;
+    l.seq.store(mailboxSeq(mailboxSent_, bytes), std::memory_order_seq_cst);
+    if (fifo_->consumerSleeping.load(std::memory_order_seq_cst) != 0) wakeMailboxConsumer(l);
+  }
+  // The mailbox sequence word of message number `count` - 1 with `bytes` bytes.
+  static uint32_t mailboxSeq(uint32_t count, size_t bytes) {
+    return (count & 0xffffffu) << 8 | static_cast<uint32_t>(bytes);
+  }
+  // Waits until the consumer has freed every posted slot and read every mailbox message.
   void drain(const WaitContext& ctx) override;
   void close() override { fifoClose(fifo_); }
   // Throws if the far end is gone (checks the closed flag, then the transport's probe).
@@ -137,6 +179,12 @@ class SendConnection : public Connection {
   FifoControl* fifo_;
   PeerCheck check_;
   bool remoteRefs_ = false;
+
+ private:
+  void waitMailboxLine(const WaitContext& ctx);
+  void wakeMailboxConsumer(MailboxLine& l);
+  uint32_t mailboxSent_ = 0;   // messages posted to the mailbox
+  uint32_t mailboxAcked_ = 0;  // the consumer's acknowledgement, as last read
 };
 
 // The consuming end. Not thread-safe: one thread consumes.
@@ -172,7 +220,25 @@ class RecvConnection : public Connection {
     *bytes = word & kSlotBytesMask;
     return p;
   }
+  // If a mailbox message arrives instead (the ranks disagree on what is sent), returns it and its word: the caller's
+  // size check then fails instead of waiting for the deadline.
   const void* peekWord(uint64_t* word, const WaitContext& ctx);
+  bool mailbox() const { return fifo_->mailbox != 0; }
+  // The next mailbox message's payload, waiting for it; *word is its size word (slotWord: bytes and tag).
+  // If a slot arrives instead (the ranks disagree on what is sent), returns that slot and its word: the caller's
+  // size check then fails instead of waiting for the deadline.
+  const void* mailboxPeekWord(uint64_t* word, const WaitContext& ctx) {
+    MailboxLine& l = fifo_->lines[mailboxRead_ % kMailboxLines];
+    if (!mailboxArrived(l)) return waitMailboxLine(l, word, ctx);
+    *word = slotWord(l.seq.load(std::memory_order_relaxed) & 0xffu, l.tag);
+    return l.data;
+  }
+  // Frees the line returned by the last mailboxPeekWord.
+  void mailboxRelease() {
+    ++mailboxRead_;
+    fifo_->mailboxAck.store(mailboxRead_, std::memory_order_seq_cst);
+    if (fifo_->producerSleeping.load(std::memory_order_seq_cst) != 0) wakeMailboxProducer();
+  }
   // Copies bytes [offset, offset + bytes) of what the RemoteRef in `slot` (a slot whose word isRemoteRef) covers into
   // dst, from the producer's memory. Throws chorusRemoteError for a reference this connection cannot take (a
   // transport without remote refs, another process, a range outside it) or memory the producer no longer has.
@@ -199,6 +265,14 @@ class RecvConnection : public Connection {
   PeerCheck check_;
   bool bytesOnly_ = false;
   pid_t remotePid_ = 0;  // 0: remote refs are a protocol error on this connection
+
+ private:
+  bool mailboxArrived(const MailboxLine& l) const {
+    return (l.seq.load(std::memory_order_acquire) >> 8) == ((mailboxRead_ + 1) & 0xffffffu);
+  }
+  const void* waitMailboxLine(MailboxLine& l, uint64_t* word, const WaitContext& ctx);
+  void wakeMailboxProducer();
+  uint32_t mailboxRead_ = 0;  // mailbox messages read
 };
 
 }  // namespace chorus::transport

@@ -306,6 +306,72 @@ TEST_P(TransportTest, LargeMessage256MiB) {
   run(2, [](Rank& r) { oneMessage(r, size_t(256) << 20, 99); });
 }
 
+// ---- the mailbox (fifo.h): messages of at most kMailboxBytes in one cache line each ----
+
+// Small messages through the mailbox where the connection has one, interleaved with messages in slots: order,
+// contents and tags are kept, and more messages than mailbox lines wait for the receiver (counters wrapping the
+// ring many times).
+TEST_P(TransportTest, MailboxMessagesKeepOrder) {
+  run(2, [kind = GetParam().kind](Rank& r) {
+    constexpr int kMessages = 3000;
+    auto ctx = waitFor(60000);
+    // Message i: 1..56 bytes mostly (the mailbox), every 7th a slot of 300 bytes.
+    auto size = [](int i) { return i % 7 == 6 ? size_t{300} : static_cast<size_t>(1 + (i * 13) % kMailboxBytes); };
+    if (r.rank() == 1) {
+      auto recv = r.listenFrom(0, kSlots, 4096);
+      TCHECK(recv->mailbox() == (kind == Kind::kShm), kindName(kind), ": mailbox ", recv->mailbox() ? "on" : "off");
+      r.await(0);  // the sender is blocked on a full mailbox (or full slots) by now
+      std::vector<char> buf(300);
+      for (int i = 0; i < kMessages; ++i) {
+        const size_t n = size(i);
+        uint64_t word = 0;
+        const bool mb = recv->mailbox() && n <= kMailboxBytes;
+        const void* p = mb ? recv->mailboxPeekWord(&word, ctx) : recv->peekWord(&word, ctx);
+        // (The network transport carries the bytes of a slot's word only.)
+        const uint64_t want = recv->bytesOnly() ? n : slotWord(n, static_cast<uint32_t>(i));
+        TCHECK((recv->bytesOnly() ? word & kSlotBytesMask : word) == want, "message ", i, ": word ", word);
+        memcpy(buf.data(), p, n);
+        checkPattern(buf.data(), n, static_cast<uint64_t>(i));
+        if (mb) {
+          recv->mailboxRelease();
+        } else {
+          recv->release();
+        }
+      }
+      r.notify(0);
+      return;
+    }
+    auto send = r.connectTo(1, kSlots, 4096);
+    // The receiver starts once a few messages are out; the sender then fills whatever it fills first and waits.
+    std::atomic<int> posted{0};
+    std::thread notifier([&] {
+      while (posted.load() < 4) std::this_thread::yield();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      r.notify(1);
+    });
+    struct Join {
+      std::thread& t;
+      ~Join() {
+        if (t.joinable()) t.join();
+      }
+    } join{notifier};
+    for (int i = 0; i < kMessages; ++i) {
+      const size_t n = size(i);
+      const bool mb = send->mailbox() && n <= kMailboxBytes;
+      void* p = mb ? send->mailboxAcquire(ctx) : send->acquire(ctx);
+      fillPattern(p, n, static_cast<uint64_t>(i));
+      if (mb) {
+        send->mailboxPost(n, static_cast<uint32_t>(i));
+      } else {
+        send->post(n, static_cast<uint32_t>(i));
+      }
+      posted.store(i + 1);
+    }
+    send->drain(ctx);
+    r.await(1);
+  });
+}
+
 // ---- remote references (single copy, fifo.h): the receiver copies straight from the sender's memory ----
 
 // Whether the connection from `sender` to this process should take remote refs: shm between processes (or threads)

@@ -143,12 +143,7 @@ void runAlgorithm(const CollPlan& c, const std::vector<const void*>& copies, con
 
 void runCollective(const CollPlan& c, const std::vector<const void*>& copies, const ExecEnv& env, uint32_t seq) {
   const CollOp& op = c.op;
-  thread_local RefLedger ledger;
-  RefLedger::Scope scope(ledger);
   HostPrimsConfig cfg;
-  cfg.singleCopy = env.nranks > 1 && useSingleCopy(op.type, c.bytes);
-  cfg.inputRefs = !writesInputEarly(c, env.nranks);
-  cfg.ledger = &ledger;
   cfg.slotTag = slotTag(op, seq);
   cfg.input = op.sendbuff;
   cfg.output = op.recvbuff;
@@ -158,6 +153,15 @@ void runCollective(const CollPlan& c, const std::vector<const void*>& copies, co
   cfg.postDiv = c.postDiv;
   cfg.nonTemporalOutput = c.bytes >= kNonTemporalBytes;
   cfg.ctx = env.ctx;
+  cfg.singleCopy = env.nranks > 1 && useSingleCopy(op.type, c.bytes);
+  if (!cfg.singleCopy) {
+    runAlgorithm(c, copies, env, cfg);
+    return;
+  }
+  thread_local RefLedger ledger;
+  RefLedger::Scope scope(ledger);
+  cfg.inputRefs = !writesInputEarly(c, env.nranks);
+  cfg.ledger = &ledger;
   runAlgorithm(c, copies, env, cfg);
   // Receivers read this rank's buffers until they free the references: the operation ends after that.
   if (!ledger.empty()) ledger.drain(*env.ctx);

@@ -133,7 +133,91 @@ void HostPrims::checkWord(int i, uint64_t word, size_t left) const {
   }
 }
 
+void HostPrims::compute(Src src, char* primary, bool primaryIsOutput, const char* inPtr, const char* outPtr,
+                        const void* const* slots, size_t m, bool postOp) {
+  const size_t bytes = m * cfg_.eltSize;
+  switch (src) {
+    case kFromInput: {
+      reduce::ReduceParams p = cfg_.premul;
+      if (postOp && primaryIsOutput) p.postDiv = cfg_.postDiv;
+      if (p.premul == 1.0 && p.postDiv == 1) {
+        copyOut(primary, inPtr, bytes, primaryIsOutput);
+      } else {
+        cfg_.kernels->scale(primary, inPtr, m, p);
+      }
+      break;
+    }
+    case kFromOutput: copyOut(primary, outPtr, bytes, false); break;
+    case kFromRecv: copyOut(primary, slots[0], bytes, primaryIsOutput); break;
+    case kReduceInputRecv: reduceInto(primary, inPtr, slots, m, postOp); break;
+    case kReduceRecvOutput: {
+      // What arrived was premultiplied by its sender; the output holds the partial result.
+      reduce::ReduceParams p;
+      if (postOp) p.postDiv = cfg_.postDiv;
+      cfg_.kernels->reduce(primary, slots[0], primary, m, p);
+      break;
+    }
+    case kReduceInputOutput: {
+      reduce::ReduceParams p = cfg_.premul;
+      if (postOp) p.postDiv = cfg_.postDiv;
+      cfg_.kernels->reduce(primary, inPtr, primary, m, p);
+      break;
+    }
+  }
+}
+
 void HostPrims::run(Src src, size_t inOff, bool toOutput, size_t outOff, bool toPeers, size_t n, bool postOp) {
+  if (n * cfg_.eltSize <= transport::kMailboxBytes) {
+    runSmall(src, inOff, toOutput, outOff, toPeers, n, postOp);
+  } else {
+    runSlices(src, inOff, toOutput, outOff, toPeers, n, postOp);
+  }
+}
+
+void HostPrims::runSmall(Src src, size_t inOff, bool toOutput, size_t outOff, bool toPeers, size_t n, bool postOp) {
+  // One slice; a mailbox line (transport/fifo.h) on every connection that has one (both ends decide alike from the
+  // call's size), a slot on the others. Never a reference: it would cost the receiver a system call.
+  const size_t elt = cfg_.eltSize;
+  const size_t bytes = n * elt;
+  const bool needRecv = src == kFromRecv || src == kReduceInputRecv || src == kReduceRecvOutput;
+  const int nsend = toPeers ? nsend_ : 0;
+  const WaitContext& ctx = *cfg_.ctx;
+  const void* slots[kMaxRecvPeers];
+  if (needRecv) {
+    for (int i = 0; i < nrecv_; ++i) {
+      uint64_t word = 0;
+      slots[i] = recvs_[i]->mailbox() ? recvs_[i]->mailboxPeekWord(&word, ctx) : recvs_[i]->peekWord(&word, ctx);
+      checkWord(i, word, n);
+    }
+  }
+  char* dstSlots[kMaxSendPeers];
+  for (int i = 0; i < nsend; ++i) {
+    dstSlots[i] = static_cast<char*>(sends_[i]->mailbox() ? sends_[i]->mailboxAcquire(ctx) : sends_[i]->acquire(ctx));
+  }
+  char* outPtr = toOutput ? static_cast<char*>(cfg_.output) + outOff * elt : nullptr;
+  char* primary = outPtr != nullptr ? outPtr : dstSlots[0];
+  compute(src, primary, outPtr != nullptr, static_cast<const char*>(cfg_.input) + inOff * elt,
+          static_cast<const char*>(cfg_.output) + outOff * elt, slots, n, postOp);
+  for (int i = 0; i < nsend; ++i) {
+    if (dstSlots[i] != primary) copyOut(dstSlots[i], primary, bytes, false);
+    if (sends_[i]->mailbox()) {
+      sends_[i]->mailboxPost(bytes, cfg_.slotTag);
+    } else {
+      sends_[i]->post(bytes, cfg_.slotTag);
+    }
+  }
+  if (needRecv) {
+    for (int i = 0; i < nrecv_; ++i) {
+      if (recvs_[i]->mailbox()) {
+        recvs_[i]->mailboxRelease();
+      } else {
+        recvs_[i]->release();
+      }
+    }
+  }
+}
+
+void HostPrims::runSlices(Src src, size_t inOff, bool toOutput, size_t outOff, bool toPeers, size_t n, bool postOp) {
   const size_t elt = cfg_.eltSize;
   const char* in = static_cast<const char*>(cfg_.input);
   char* out = static_cast<char*>(cfg_.output);
@@ -153,6 +237,9 @@ void HostPrims::run(Src src, size_t inOff, bool toOutput, size_t outOff, bool to
     if (!ref[i]) ++ndata;
   }
   Held held[kMaxRecvPeers];
+  if (needRecv) {
+    for (int i = 0; i < nrecv_; ++i) held[i].slot = nullptr;
+  }
 
   for (size_t done = 0; done < n;) {
     // The slice: one slot where a slot carries it; otherwise as far as the references received reach.
@@ -215,34 +302,7 @@ void HostPrims::run(Src src, size_t inOff, bool toOutput, size_t outOff, bool to
       }
     }
     if (primary != nullptr) {
-      switch (src) {
-        case kFromInput: {
-          reduce::ReduceParams p = cfg_.premul;
-          if (postOp && primaryIsOutput) p.postDiv = cfg_.postDiv;
-          if (p.premul == 1.0 && p.postDiv == 1) {
-            copyOut(primary, inPtr, bytes, primaryIsOutput);
-          } else {
-            cfg_.kernels->scale(primary, inPtr, m, p);
-          }
-          break;
-        }
-        case kFromOutput: copyOut(primary, out + (outOff + done) * elt, bytes, false); break;
-        case kFromRecv: copyOut(primary, slots[0], bytes, primaryIsOutput); break;
-        case kReduceInputRecv: reduceInto(primary, inPtr, slots, m, postOp); break;
-        case kReduceRecvOutput: {
-          // What arrived was premultiplied by its sender; the output holds the partial result.
-          reduce::ReduceParams p;
-          if (postOp) p.postDiv = cfg_.postDiv;
-          cfg_.kernels->reduce(primary, slots[0], primary, m, p);
-          break;
-        }
-        case kReduceInputOutput: {
-          reduce::ReduceParams p = cfg_.premul;
-          if (postOp) p.postDiv = cfg_.postDiv;
-          cfg_.kernels->reduce(primary, inPtr, primary, m, p);
-          break;
-        }
-      }
+      compute(src, primary, primaryIsOutput, inPtr, out + (outOff + done) * elt, slots, m, postOp);
     }
     for (int i = 0; i < nsend; ++i) {
       if (ref[i]) continue;

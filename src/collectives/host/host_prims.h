@@ -70,12 +70,19 @@ class HostPrims {
   // The one loop behind every call: source of the values, whether they land in the output (and where),
   // whether they go out to the send peers, and whether the post-op applies.
   void run(Src src, size_t inOff, bool toOutput, size_t outOff, bool toPeers, size_t n, bool postOp);
+  // run() for a call that fits a mailbox line (transport/fifo.h): one slice, no references.
+  void runSmall(Src src, size_t inOff, bool toOutput, size_t outOff, bool toPeers, size_t n, bool postOp);
+  // run() for the others: slice by slice, with references where they apply.
+  void runSlices(Src src, size_t inOff, bool toOutput, size_t outOff, bool toPeers, size_t n, bool postOp);
+  // Computes m elements of one slice from `src` into primary (the output, or the first send slot).
+  void compute(Src src, char* primary, bool primaryIsOutput, const char* inPtr, const char* outPtr,
+               const void* const* slots, size_t m, bool postOp);
   // What a receive peer's slot holds during a call: a slot of data (consumed by one slice), or a remote ref of
   // which `used` bytes have been consumed.
   struct Held {
-    const void* slot = nullptr;
-    uint64_t word = 0;
-    size_t used = 0;
+    const void* slot;
+    uint64_t word;
+    size_t used;
   };
   // The user buffer that holds, once a slice of the call is done, exactly what it sends (the slice at `done`
   // elements starts at the returned pointer + done * eltSize), or nullptr when what it sends is computed into the
