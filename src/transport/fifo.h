@@ -147,6 +147,14 @@ class SendConnection : public Connection {
     if (mailboxSent_ - mailboxAcked_ >= kMailboxLines) waitMailboxLine(ctx);
     return fifo_->lines[mailboxSent_ % kMailboxLines].data;
   }
+  // The same, or nullptr when every line is in flight. Never blocks.
+  void* mailboxTryAcquire() {
+    if (mailboxSent_ - mailboxAcked_ >= kMailboxLines) {
+      mailboxAcked_ = fifo_->mailboxAck.load(std::memory_order_acquire);
+      if (mailboxSent_ - mailboxAcked_ >= kMailboxLines) return nullptr;
+    }
+    return fifo_->lines[mailboxSent_ % kMailboxLines].data;
+  }
   // Publishes the line returned by the last mailboxAcquire with `bytes` (<= kMailboxBytes) bytes and the tag.
   void mailboxPost(size_t bytes, uint32_t tag = 0) {
     MailboxLine& l = fifo_->lines[mailboxSent_ % kMailboxLines];
@@ -230,6 +238,13 @@ class RecvConnection : public Connection {
   const void* mailboxPeekWord(uint64_t* word, const WaitContext& ctx) {
     MailboxLine& l = fifo_->lines[mailboxRead_ % kMailboxLines];
     if (!mailboxArrived(l)) return waitMailboxLine(l, word, ctx);
+    *word = slotWord(l.seq.load(std::memory_order_relaxed) & 0xffu, l.tag);
+    return l.data;
+  }
+  // The next mailbox message's payload and word, or nullptr when it has not arrived. Never blocks.
+  const void* mailboxTryPeekWord(uint64_t* word) {
+    MailboxLine& l = fifo_->lines[mailboxRead_ % kMailboxLines];
+    if (!mailboxArrived(l)) return nullptr;
     *word = slotWord(l.seq.load(std::memory_order_relaxed) & 0xffu, l.tag);
     return l.data;
   }

@@ -3,6 +3,8 @@
 // differ. Every rank fails with chorusRemoteError well before the deadline, never hangs or returns garbage.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -45,6 +47,24 @@ const bool kRefs = registerChild("ref_types", [](int rank, int, const std::vecto
   return allReduceMismatch(rank, size_t{1} << 20, rank == 0 ? chorusInt32 : chorusFloat32);
 });
 
+// A send of 8 bytes (a mailbox line) received as 400 bytes (slots): the receiver fails saying so.
+const bool kP2p = registerChild("p2p_sizes", [](int rank, int, const std::vector<std::string>&) {
+  chorusComm_t comm = nullptr;
+  if (chorusCommInitFromEnv(&comm, nullptr) != chorusSuccess) return 2;
+  std::vector<float> buf(100, 1.0f);
+  auto t0 = std::chrono::steady_clock::now();
+  chorusResult_t rc = rank == 0 ? chorusSend(buf.data(), 2, chorusFloat32, 1, comm, nullptr)
+                                : chorusRecv(buf.data(), 100, chorusFloat32, 0, comm, nullptr);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  const std::string msg = chorusGetLastError(comm);
+  fprintf(stderr, "rank %d: result %d after %lld ms: %s\n", rank, rc, static_cast<long long>(ms), msg.c_str());
+  if (rank == 0) usleep(500000);  // the receiver sees the mismatch, not the end of the communicator
+  chorusCommAbort(comm);
+  if (rank == 0) return rc == chorusSuccess ? 0 : 1;
+  return rc == chorusRemoteError && ms < kTimeoutMs / 2 && msg.find("disagree") != std::string::npos ? 0 : 1;
+});
+
+// Runs the child on 2 ranks; each must exit 0 (it checked its own outcome).
 void expectAllFail(const char* child, const std::map<std::string, std::string>& env) {
   ChildOptions opt;
   opt.timeoutSec = 120;
@@ -56,6 +76,10 @@ void expectAllFail(const char* child, const std::map<std::string, std::string>& 
 
 TEST(MismatchProcs, MailboxAgainstSlot) {
   expectAllFail("mailbox_vs_slot", {});
+}
+
+TEST(MismatchProcs, SendAndRecvOfDifferentSizes) {
+  expectAllFail("p2p_sizes", {});
 }
 
 TEST(MismatchProcs, ReferencesOfDifferentTypes) {
