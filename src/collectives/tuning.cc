@@ -152,10 +152,12 @@ void chooseFresh(CollOp& op, const TuningContext& t) {
 }  // namespace
 
 bool useSingleCopy(CollType type, size_t bytes) {
-  (void)type;
   const int64_t forced = param::CmaMinBytes();
-  const size_t minBytes = forced > 0 ? static_cast<size_t>(forced) : kSingleCopyMinBytes;
-  return bytes >= minBytes;
+  if (forced > 0) return bytes >= static_cast<size_t>(forced);
+  // A transfer that fits the FIFO's slots completes without its receiver (a send posted before the matching
+  // receive, outside a group, does not block); by reference it would wait for the receiver: only beyond that.
+  if (isP2p(type)) return bytes > std::max(kSingleCopyMinBytes, transport::fifoSlotBytes() * transport::kFifoSlots);
+  return bytes >= kSingleCopyMinBytes;
 }
 
 void tune(CollOp& op, const TuningContext& t) {
