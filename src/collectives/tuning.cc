@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "base/params.h"
 #include "transport/fifo_geometry.h"
 
 namespace chorus::coll {
@@ -17,6 +18,8 @@ constexpr LinkCost kShm{1.0, 8.0};
 constexpr LinkCost kNet{15.0, 2.0};
 // Largest message of a direct algorithm (an all-reduce moves (nranks-1) times its buffer per rank).
 constexpr size_t kDirectMaxBytes = 32u << 10;
+// Single copy (useSingleCopy) from this many bytes per operation: measured in docs/performance.md.
+constexpr size_t kSingleCopyMinBytes = 1u << 20;
 
 LinkCost linkCost(const TuningContext& t) {
   return t.nHosts > 1 ? kNet : kShm;
@@ -147,6 +150,15 @@ void chooseFresh(CollOp& op, const TuningContext& t) {
 }
 
 }  // namespace
+
+bool useSingleCopy(CollType type, size_t bytes) {
+  const int64_t forced = param::CmaMinBytes();
+  if (forced > 0) return bytes >= static_cast<size_t>(forced);
+  // A transfer that fits the FIFO's slots completes without its receiver (a send posted before the matching
+  // receive, outside a group, does not block); by reference it would wait for the receiver: only beyond that.
+  if (isP2p(type)) return bytes > std::max(kSingleCopyMinBytes, transport::fifoSlotBytes() * transport::kFifoSlots);
+  return bytes >= kSingleCopyMinBytes;
+}
 
 void tune(CollOp& op, const TuningContext& t) {
   // Training loops repeat the same few calls: the last decision per thread is kept, keyed by the context's

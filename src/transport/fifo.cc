@@ -12,12 +12,15 @@
 #include "transport/fifo.h"
 
 #include <sched.h>
+#include <unistd.h>
 
+#include <cstring>
 #include <new>
 
 #include "base/error.h"
 #include "base/futex.h"
 #include "base/wait_observer.h"
+#include "transport/cma.h"
 
 namespace chorus::transport {
 namespace {
@@ -184,7 +187,7 @@ FifoControl* fifoInit(void* mem, int nslots, size_t slotBytes) {
   CHORUS_CHECK_ARG(nslots >= 1 && nslots <= kMaxSlots, "FIFO depth ", nslots, " is outside [1, ", kMaxSlots, "]");
   // Counters wrap at 2^32; counter % nslots stays continuous across the wrap only for powers of two.
   CHORUS_CHECK_ARG((nslots & (nslots - 1)) == 0, "FIFO depth ", nslots, " is not a power of two");
-  CHORUS_CHECK_ARG(slotBytes > 0 && slotBytes <= kSlotBytesMask, "FIFO slot size must be in [1, 4 GiB), not ",
+  CHORUS_CHECK_ARG(slotBytes > 0 && slotBytes <= kSlotBytesMask, "FIFO slot size must be in [1, 2 GiB), not ",
                    slotBytes);
   CHORUS_ENFORCE(reinterpret_cast<uintptr_t>(mem) % kCacheLine == 0, "FIFO memory must be cache-line aligned");
   auto* f = new (mem) FifoControl();
@@ -218,13 +221,45 @@ void* SendConnection::acquire(const WaitContext& ctx) {
   return fifoSlot(fifo_, t);
 }
 
+void SendConnection::postRemote(const void* data, size_t bytes, uint32_t tag) {
+  CHORUS_ENFORCE(remoteRefs_ && bytes > 0 && bytes <= kMaxRemoteRefBytes && fifo_->slotBytes >= sizeof(RemoteRef),
+                 what_, ": a remote reference of ", bytes, " bytes cannot be posted here");
+  const uint32_t t = fifo_->tail.load(std::memory_order_relaxed);
+  RemoteRef ref{reinterpret_cast<uintptr_t>(data), bytes, static_cast<int64_t>(getpid())};
+  memcpy(fifoSlot(fifo_, t), &ref, sizeof(ref));
+  publish(slotWord(bytes, tag) | kSlotRemoteRef);
+}
+
 void SendConnection::drain(const WaitContext& ctx) {
   const uint32_t t = fifo_->tail.load(std::memory_order_relaxed);
   auto ready = [&] { return fifo_->head.load(std::memory_order_acquire) == t; };
+  if (!ready()) {
+    waitOn(
+        fifo_, &fifo_->head, &fifo_->producerSleeping, driver_, ctx, ready, [&] { checkPeer(); },
+        "the receiver to consume what was sent", what_);
+  }
+  auto read = [&] { return fifo_->mailboxAck.load(std::memory_order_acquire) == mailboxSent_; };
+  if (!read()) {
+    waitOn(
+        fifo_, &fifo_->mailboxAck, &fifo_->producerSleeping, driver_, ctx, read, [&] { checkPeer(); },
+        "the receiver to read the mailbox", what_);
+  }
+}
+
+void SendConnection::waitMailboxLine(const WaitContext& ctx) {
+  auto ready = [&] {
+    mailboxAcked_ = fifo_->mailboxAck.load(std::memory_order_acquire);
+    return mailboxSent_ - mailboxAcked_ < kMailboxLines;
+  };
   if (ready()) return;
   waitOn(
-      fifo_, &fifo_->head, &fifo_->producerSleeping, driver_, ctx, ready, [&] { checkPeer(); },
-      "the receiver to consume what was sent", what_);
+      fifo_, &fifo_->mailboxAck, &fifo_->producerSleeping, driver_, ctx, ready, [&] { checkPeer(); },
+      "a free mailbox line (the receiver reads nothing)", what_);
+}
+
+void SendConnection::wakeMailboxConsumer(MailboxLine& l) {
+  futexWake(&l.seq);
+  wakeConsumer();  // it may sleep on a slot instead: the order of messages is the receiver's to keep
 }
 
 void SendConnection::checkPeer() const {
@@ -246,11 +281,48 @@ RecvConnection::~RecvConnection() = default;
 const void* RecvConnection::peekWord(uint64_t* word, const WaitContext& ctx) {
   if (const void* p = tryPeekWord(word)) return p;
   const uint32_t h = fifo_->head.load(std::memory_order_relaxed);
-  auto ready = [&] { return fifo_->tail.load(std::memory_order_acquire) != h; };
+  MailboxLine& l = fifo_->lines[mailboxRead_ % kMailboxLines];
+  const bool mailbox = fifo_->mailbox != 0;
+  // A mailbox message counts as an arrival too (a mismatch, unless the slot was published before it: the tail is
+  // looked at again once the message is seen, and the producer stored it first).
+  auto ready = [&] { return fifo_->tail.load(std::memory_order_acquire) != h || (mailbox && mailboxArrived(l)); };
   waitOn(
       fifo_, &fifo_->tail, &fifo_->consumerSleeping, driver_, ctx, ready, [&] { checkPeer(); },
       "data (the sender publishes nothing)", what_);
+  if (const void* p = tryPeekWord(word)) return p;
+  *word = slotWord(l.seq.load(std::memory_order_relaxed) & 0xffu, l.tag);
+  return l.data;
+}
+
+void RecvConnection::readRemote(const void* slot, size_t offset, void* dst, size_t bytes) const {
+  RemoteRef ref;
+  memcpy(&ref, slot, sizeof(ref));
+  if (remotePid_ == 0 || ref.pid != remotePid_ || offset > ref.bytes || bytes > ref.bytes - offset) {
+    CHORUS_THROW(Status::kRemoteError, what_, ": received a remote reference (pid ", ref.pid, ", ", ref.bytes,
+                 " bytes) that this connection cannot take (", bytes, " bytes at offset ", offset, " wanted)");
+  }
+  // Through the kernel even from this process (ranks as threads over shm): a bad reference fails, never faults.
+  const void* src = reinterpret_cast<const char*>(static_cast<uintptr_t>(ref.addr)) + offset;
+  cmaRead(static_cast<pid_t>(ref.pid), src, dst, bytes, what_);
+}
+
+const void* RecvConnection::waitMailboxLine(MailboxLine& l, uint64_t* word, const WaitContext& ctx) {
+  const uint32_t h = fifo_->head.load(std::memory_order_relaxed);
+  // A slot counts as an arrival too (a mismatch, unless the message was posted before it: the line is looked at
+  // again once the slot is seen).
+  auto ready = [&] { return mailboxArrived(l) || fifo_->tail.load(std::memory_order_acquire) != h; };
+  waitOn(
+      fifo_, &l.seq, &fifo_->consumerSleeping, driver_, ctx, ready, [&] { checkPeer(); },
+      "data (the sender publishes nothing)", what_);
+  if (mailboxArrived(l)) {
+    *word = slotWord(l.seq.load(std::memory_order_relaxed) & 0xffu, l.tag);
+    return l.data;
+  }
   return tryPeekWord(word);
+}
+
+void RecvConnection::wakeMailboxProducer() {
+  futexWake(&fifo_->mailboxAck);
 }
 
 void RecvConnection::checkPeer() const {

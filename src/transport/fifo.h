@@ -11,7 +11,23 @@
 // The consumer sees tail != head (acquire), reads the slot in place, then frees it by incrementing head.
 // Counters are 32-bit and wrap; they double as futex words, so a side that has spun long enough sleeps on
 // the other's counter and the other wakes it (only when the sleeping flag says someone sleeps).
+//
+// Remote references (single copy): where the receiving end may read the producer's memory (processes on one
+// host, Cross Memory Attach, cma.h), a producer whose data already lies in its own memory may publish a
+// RemoteRef in the slot instead of the data: the slot's size word carries kSlotRemoteRef and the bytes the
+// reference covers, and the consumer copies them straight from the producer's memory into their destination.
+// The producer must keep that memory unchanged until the consumer has freed the slot (drain() waits for it).
+//
+// Small messages (mailbox): where the transport enables it (FifoControl::mailbox), a message of at most
+// kMailboxBytes bytes travels in one cache line of a ring of kMailboxLines lines instead of a slot: the payload, the
+// operation's tag and a sequence word that the producer stores last (as NCCL's LL protocol puts the flag in the
+// payload's line). The consumer polls that one line, where a slot costs it the tail, the size word and the slot
+// (three lines written by the other core), and acknowledges with a counter the producer reads only when the ring
+// is full. Both ends know from the message's size which way it travels; messages of either kind keep their order
+// because each end handles them in program order.
 #pragma once
+
+#include <sys/types.h>
 
 #include <atomic>
 #include <cstddef>
@@ -27,6 +43,17 @@ namespace chorus::transport {
 
 constexpr int kMaxSlots = 64;  // the deepest FIFO fifoInit accepts (communicators use kFifoSlots)
 constexpr size_t kCacheLine = 64;
+constexpr int kMailboxLines = 8;      // a power of two
+constexpr size_t kMailboxBytes = 56;  // payload of one mailbox line
+
+// One mailbox line. seq is ((message number + 1) mod 2^24) << 8 | bytes, stored after tag and data (release), and the
+// word the consumer sleeps on.
+struct alignas(kCacheLine) MailboxLine {
+  std::atomic<uint32_t> seq;
+  uint32_t tag;
+  unsigned char data[kMailboxBytes];
+};
+static_assert(sizeof(MailboxLine) == kCacheLine);
 
 struct FifoControl {
   alignas(kCacheLine) std::atomic<uint32_t> tail;    // slots published by the producer
@@ -36,7 +63,13 @@ struct FifoControl {
   alignas(kCacheLine) std::atomic<uint32_t> closed;  // set by either end when it fails or goes away
   uint32_t nslots;
   uint64_t slotBytes;
-  alignas(kCacheLine) uint64_t sizes[kMaxSlots];  // payload bytes of each published slot
+  // Set by the consumer's transport when it made the FIFO: it may read the producer's memory (remote refs).
+  uint32_t consumerReadsProducer;
+  // Set by the transport when it made the FIFO: small messages travel through the mailbox.
+  uint32_t mailbox;
+  alignas(kCacheLine) uint64_t sizes[kMaxSlots];         // payload bytes of each published slot
+  alignas(kCacheLine) std::atomic<uint32_t> mailboxAck;  // mailbox messages the consumer has read
+  MailboxLine lines[kMailboxLines];
 };
 static_assert(sizeof(FifoControl) % kCacheLine == 0);
 
@@ -53,15 +86,29 @@ inline char* fifoSlot(FifoControl* f, uint32_t i) {
   return reinterpret_cast<char*>(f) + ((sizeof(FifoControl) + 4095) & ~size_t(4095)) + (i % f->nslots) * f->slotBytes;
 }
 
-// A slot's size word: the payload bytes in the low 32 bits, and in the high 32 bits the tag of the operation
-// that wrote it (collectives/slot_tag.h: its sequence number and signature; 0 for untagged traffic). A receiver
-// that compares the whole word with the one it expects checks bytes and operation in one comparison. The host
-// FIFOs (inproc, shm) carry the word as written; the network transport moves the payload alone through its
-// plugin, so its receiving ends hold the byte count only and check that (RecvConnection::bytesOnly).
-constexpr uint64_t kSlotBytesMask = 0xffffffffull;
+// A slot's size word: the payload bytes in the low 31 bits, bit 31 set when the slot holds a RemoteRef (the bytes
+// are then those the reference covers), and in the high 32 bits the tag of the operation that wrote it
+// (collectives/slot_tag.h: its sequence number and signature; 0 for untagged traffic). A receiver that compares
+// the whole word with the one it expects checks bytes, kind and operation in one comparison. The host FIFOs
+// (inproc, shm) carry the word as written; the network transport moves the payload alone through its plugin, so
+// its receiving ends hold the byte count only and check that (RecvConnection::bytesOnly).
+constexpr uint64_t kSlotBytesMask = 0x7fffffffull;
+constexpr uint64_t kSlotRemoteRef = 0x80000000ull;
 inline uint64_t slotWord(size_t bytes, uint32_t tag) {
   return (static_cast<uint64_t>(tag) << 32) | bytes;
 }
+inline bool isRemoteRef(uint64_t word) {
+  return (word & kSlotRemoteRef) != 0;
+}
+// The most bytes one RemoteRef covers (the size word's 31 bits).
+constexpr size_t kMaxRemoteRefBytes = size_t{1} << 30;
+
+// What a slot flagged kSlotRemoteRef holds: where the bytes are in the producer's process.
+struct RemoteRef {
+  uint64_t addr;   // in the producer's address space
+  uint64_t bytes;  // equal to the size word's bytes
+  int64_t pid;     // the producer (checked by the consumer against the process it connected to)
+};
 
 // Checks the far end of a connection; throws chorus::Error (chorusRemoteError) when it is gone. Transports
 // set one per connection (peer process liveness, proxy socket state).
@@ -113,13 +160,42 @@ class SendConnection : public Connection {
   void* acquire(const WaitContext& ctx);
   // Publishes the slot returned by the last acquire with `bytes` bytes of payload (bytes <= slotBytes()) and the
   // operation's tag (slotWord).
-  void post(size_t bytes, uint32_t tag = 0) {
-    uint32_t t = fifo_->tail.load(std::memory_order_relaxed);
-    fifo_->sizes[t % fifo_->nslots] = slotWord(bytes, tag);
-    fifo_->tail.store(t + 1, std::memory_order_seq_cst);
-    if (fifo_->consumerSleeping.load(std::memory_order_seq_cst) != 0) wakeConsumer();
+  void post(size_t bytes, uint32_t tag = 0) { publish(slotWord(bytes, tag)); }
+  // Whether the consumer reads this process's memory, so that postRemote may be used: set by the transport (shm,
+  // when the consumer's probe and this end's test read succeeded and CHORUS_CMA_DISABLE is not set).
+  bool remoteRefs() const { return remoteRefs_; }
+  // Publishes the slot returned by the last acquire as a reference to `bytes` bytes at `data` in this process
+  // (0 < bytes <= kMaxRemoteRefBytes; remoteRefs() must be true). The consumer copies them from here: they must
+  // stay unchanged until it has freed the slot (drain).
+  void postRemote(const void* data, size_t bytes, uint32_t tag = 0);
+  // Whether messages of at most kMailboxBytes bytes travel through the mailbox (both ends see the same answer).
+  bool mailbox() const { return fifo_->mailbox != 0; }
+  // The payload of the next mailbox line, once the consumer has read the message that used it last.
+  void* mailboxAcquire(const WaitContext& ctx) {
+    if (mailboxSent_ - mailboxAcked_ >= kMailboxLines) waitMailboxLine(ctx);
+    return fifo_->lines[mailboxSent_ % kMailboxLines].data;
   }
-  // Waits until the consumer has freed every posted slot.
+  // The same, or nullptr when every line is in flight. Never blocks.
+  void* mailboxTryAcquire() {
+    if (mailboxSent_ - mailboxAcked_ >= kMailboxLines) {
+      mailboxAcked_ = fifo_->mailboxAck.load(std::memory_order_acquire);
+      if (mailboxSent_ - mailboxAcked_ >= kMailboxLines) return nullptr;
+    }
+    return fifo_->lines[mailboxSent_ % kMailboxLines].data;
+  }
+  // Publishes the line returned by the last mailboxAcquire with `bytes` (<= kMailboxBytes) bytes and the tag.
+  void mailboxPost(size_t bytes, uint32_t tag = 0) {
+    MailboxLine& l = fifo_->lines[mailboxSent_ % kMailboxLines];
+    l.tag = tag;
+    ++mailboxSent_;
+    l.seq.store(mailboxSeq(mailboxSent_, bytes), std::memory_order_seq_cst);
+    if (fifo_->consumerSleeping.load(std::memory_order_seq_cst) != 0) wakeMailboxConsumer(l);
+  }
+  // The mailbox sequence word of message number `count` - 1 with `bytes` bytes.
+  static uint32_t mailboxSeq(uint32_t count, size_t bytes) {
+    return (count & 0xffffffu) << 8 | static_cast<uint32_t>(bytes);
+  }
+  // Waits until the consumer has freed every posted slot and read every mailbox message.
   void drain(const WaitContext& ctx) override;
   void close() override { fifoClose(fifo_); }
   // Throws if the far end is gone (checks the closed flag, then the transport's probe).
@@ -127,13 +203,27 @@ class SendConnection : public Connection {
   FifoControl* fifo() const { return fifo_; }
 
  protected:
+  void publish(uint64_t word) {
+    uint32_t t = fifo_->tail.load(std::memory_order_relaxed);
+    fifo_->sizes[t % fifo_->nslots] = word;
+    fifo_->tail.store(t + 1, std::memory_order_seq_cst);
+    if (fifo_->consumerSleeping.load(std::memory_order_seq_cst) != 0) wakeConsumer();
+  }
   // Wakes the consumer sleeping on tail; virtual for the same reason as RecvConnection::wakeProducer.
   virtual void wakeConsumer();
   // For transports whose far end the waiting thread can move (FifoDriver); set once, before use.
   void setDriver(FifoDriver* driver) { driver_ = driver; }
+  void enableRemoteRefs() { remoteRefs_ = true; }
   FifoControl* fifo_;
   PeerCheck check_;
   FifoDriver* driver_ = nullptr;
+  bool remoteRefs_ = false;
+
+ private:
+  void waitMailboxLine(const WaitContext& ctx);
+  void wakeMailboxConsumer(MailboxLine& l);
+  uint32_t mailboxSent_ = 0;   // messages posted to the mailbox
+  uint32_t mailboxAcked_ = 0;  // the consumer's acknowledgement, as last read
 };
 
 // The consuming end. Not thread-safe: one thread consumes.
@@ -173,7 +263,36 @@ class RecvConnection : public Connection {
     *bytes = word & kSlotBytesMask;
     return p;
   }
+  // If a mailbox message arrives instead (the ranks disagree on what is sent), returns it and its word: the caller's
+  // size check then fails instead of waiting for the deadline.
   const void* peekWord(uint64_t* word, const WaitContext& ctx);
+  bool mailbox() const { return fifo_->mailbox != 0; }
+  // The next mailbox message's payload, waiting for it; *word is its size word (slotWord: bytes and tag).
+  // If a slot arrives instead (the ranks disagree on what is sent), returns that slot and its word: the caller's
+  // size check then fails instead of waiting for the deadline.
+  const void* mailboxPeekWord(uint64_t* word, const WaitContext& ctx) {
+    MailboxLine& l = fifo_->lines[mailboxRead_ % kMailboxLines];
+    if (!mailboxArrived(l)) return waitMailboxLine(l, word, ctx);
+    *word = slotWord(l.seq.load(std::memory_order_relaxed) & 0xffu, l.tag);
+    return l.data;
+  }
+  // The next mailbox message's payload and word, or nullptr when it has not arrived. Never blocks.
+  const void* mailboxTryPeekWord(uint64_t* word) {
+    MailboxLine& l = fifo_->lines[mailboxRead_ % kMailboxLines];
+    if (!mailboxArrived(l)) return nullptr;
+    *word = slotWord(l.seq.load(std::memory_order_relaxed) & 0xffu, l.tag);
+    return l.data;
+  }
+  // Frees the line returned by the last mailboxPeekWord.
+  void mailboxRelease() {
+    ++mailboxRead_;
+    fifo_->mailboxAck.store(mailboxRead_, std::memory_order_seq_cst);
+    if (fifo_->producerSleeping.load(std::memory_order_seq_cst) != 0) wakeMailboxProducer();
+  }
+  // Copies bytes [offset, offset + bytes) of what the RemoteRef in `slot` (a slot whose word isRemoteRef) covers into
+  // dst, from the producer's memory. Throws chorusRemoteError for a reference this connection cannot take (a
+  // transport without remote refs, another process, a range outside it) or memory the producer no longer has.
+  void readRemote(const void* slot, size_t offset, void* dst, size_t bytes) const;
   // Frees the slot returned by the last peek.
   void release() {
     uint32_t h = fifo_->head.load(std::memory_order_relaxed);
@@ -192,10 +311,21 @@ class RecvConnection : public Connection {
   void setBytesOnly() { bytesOnly_ = true; }
   // As SendConnection::setDriver.
   void setDriver(FifoDriver* driver) { driver_ = driver; }
+  // For transports whose producer may publish remote refs: the producer's process.
+  void setRemotePid(pid_t pid) { remotePid_ = pid; }
   FifoControl* fifo_;
   PeerCheck check_;
   FifoDriver* driver_ = nullptr;
   bool bytesOnly_ = false;
+  pid_t remotePid_ = 0;  // 0: remote refs are a protocol error on this connection
+
+ private:
+  bool mailboxArrived(const MailboxLine& l) const {
+    return (l.seq.load(std::memory_order_acquire) >> 8) == ((mailboxRead_ + 1) & 0xffffffu);
+  }
+  const void* waitMailboxLine(MailboxLine& l, uint64_t* word, const WaitContext& ctx);
+  void wakeMailboxProducer();
+  uint32_t mailboxRead_ = 0;  // mailbox messages read
 };
 
 }  // namespace chorus::transport

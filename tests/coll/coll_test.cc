@@ -4,6 +4,8 @@
 // at many processes (label "sweep"); the others the quick subset (label "cpu").
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
 #include <thread>
 
 #include "coll/sweep.h"
@@ -45,9 +47,10 @@ void runThreads(int n, const SweepConfig& cfg) {
   }
 }
 
-void runProcesses(int n, int hosts, bool full) {
+void runProcesses(int n, int hosts, bool full, const std::map<std::string, std::string>& env = {}) {
   ChildOptions opt;
   opt.hosts = hosts;
+  opt.env = env;
   opt.timeoutSec = full ? 1500 : 300;
   if (full) opt.args = {"full"};
   auto results = runChildren("sweep", n, opt);
@@ -87,6 +90,37 @@ TEST_P(CollProcsWide, Quick) {
   runProcesses(GetParam(), 1, false);
 }
 INSTANTIATE_TEST_SUITE_P(Ranks, CollProcsWide, ::testing::Values(5, 8));
+
+// Single copy between processes (the receiver reads the sender's buffer, transport/cma.h) for every operation of
+// any size (CHORUS_CMA_MIN_BYTES=1), so that every collective x type x count goes through it; and the same with it
+// forced off (CHORUS_CMA_DISABLE=1: every byte through the FIFO slots). The default threshold takes it for the
+// full sweep's largest counts only.
+const std::map<std::string, std::string> kSingleCopyAlways = {{"CHORUS_CMA_MIN_BYTES", "1"}};
+const std::map<std::string, std::string> kSingleCopyOff = {{"CHORUS_CMA_MIN_BYTES", "1"}, {"CHORUS_CMA_DISABLE", "1"}};
+
+class CollProcsSingleCopy : public ::testing::TestWithParam<int> {};
+TEST_P(CollProcsSingleCopy, Quick) {
+  runProcesses(GetParam(), 1, false, kSingleCopyAlways);
+}
+TEST_P(CollProcsSingleCopy, QuickCmaDisabled) {
+  runProcesses(GetParam(), 1, false, kSingleCopyOff);
+}
+INSTANTIATE_TEST_SUITE_P(Ranks, CollProcsSingleCopy, ::testing::Values(2, 3));
+
+class CollProcsSingleCopyFull : public ::testing::TestWithParam<int> {};
+TEST_P(CollProcsSingleCopyFull, Full) {
+  runProcesses(GetParam(), 1, true, kSingleCopyAlways);
+}
+TEST_P(CollProcsSingleCopyFull, FullCmaDisabled) {
+  runProcesses(GetParam(), 1, true, kSingleCopyOff);
+}
+INSTANTIATE_TEST_SUITE_P(Ranks, CollProcsSingleCopyFull, ::testing::Values(2, 3));
+
+class CollProcsSingleCopyWide : public ::testing::TestWithParam<int> {};
+TEST_P(CollProcsSingleCopyWide, Quick) {
+  runProcesses(GetParam(), 1, false, kSingleCopyAlways);
+}
+INSTANTIATE_TEST_SUITE_P(Ranks, CollProcsSingleCopyWide, ::testing::Values(5, 8));
 
 TEST(CollSimHosts, Quick) {
   runProcesses(4, 2, false);

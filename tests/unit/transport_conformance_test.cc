@@ -8,6 +8,8 @@
 #include <chrono>
 #include <thread>
 
+#include "base/process.h"
+#include "transport/cma.h"
 #include "transport_harness.h"
 
 namespace chorus::transport::testing {
@@ -304,6 +306,232 @@ TEST_P(TransportTest, LargeMessage256MiB) {
   run(2, [](Rank& r) { oneMessage(r, size_t(256) << 20, 99); });
 }
 
+// ---- the mailbox (fifo.h): messages of at most kMailboxBytes in one cache line each ----
+
+// Small messages through the mailbox where the connection has one, interleaved with messages in slots: order,
+// contents and tags are kept, and more messages than mailbox lines wait for the receiver (counters wrapping the
+// ring many times).
+TEST_P(TransportTest, MailboxMessagesKeepOrder) {
+  run(2, [kind = GetParam().kind](Rank& r) {
+    constexpr int kMessages = 3000;
+    auto ctx = waitFor(60000);
+    // Message i: 1..56 bytes mostly (the mailbox), every 7th a slot of 300 bytes.
+    auto size = [](int i) { return i % 7 == 6 ? size_t{300} : static_cast<size_t>(1 + (i * 13) % kMailboxBytes); };
+    if (r.rank() == 1) {
+      auto recv = r.listenFrom(0, kSlots, 4096);
+      TCHECK(recv->mailbox() == (kind == Kind::kShm), kindName(kind), ": mailbox ", recv->mailbox() ? "on" : "off");
+      r.await(0);  // the sender is blocked on a full mailbox (or full slots) by now
+      std::vector<char> buf(300);
+      for (int i = 0; i < kMessages; ++i) {
+        const size_t n = size(i);
+        uint64_t word = 0;
+        const bool mb = recv->mailbox() && n <= kMailboxBytes;
+        const void* p = mb ? recv->mailboxPeekWord(&word, ctx) : recv->peekWord(&word, ctx);
+        // (The network transport carries the bytes of a slot's word only.)
+        const uint64_t want = recv->bytesOnly() ? n : slotWord(n, static_cast<uint32_t>(i));
+        TCHECK((recv->bytesOnly() ? word & kSlotBytesMask : word) == want, "message ", i, ": word ", word);
+        memcpy(buf.data(), p, n);
+        checkPattern(buf.data(), n, static_cast<uint64_t>(i));
+        if (mb) {
+          recv->mailboxRelease();
+        } else {
+          recv->release();
+        }
+      }
+      r.notify(0);
+      return;
+    }
+    auto send = r.connectTo(1, kSlots, 4096);
+    // The receiver starts once a few messages are out; the sender then fills whatever it fills first and waits.
+    std::atomic<int> posted{0};
+    std::thread notifier([&] {
+      while (posted.load() < 4) std::this_thread::yield();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      r.notify(1);
+    });
+    struct Join {
+      std::thread& t;
+      ~Join() {
+        if (t.joinable()) t.join();
+      }
+    } join{notifier};
+    for (int i = 0; i < kMessages; ++i) {
+      const size_t n = size(i);
+      const bool mb = send->mailbox() && n <= kMailboxBytes;
+      void* p = mb ? send->mailboxAcquire(ctx) : send->acquire(ctx);
+      fillPattern(p, n, static_cast<uint64_t>(i));
+      if (mb) {
+        send->mailboxPost(n, static_cast<uint32_t>(i));
+      } else {
+        send->post(n, static_cast<uint32_t>(i));
+      }
+      posted.store(i + 1);
+    }
+    send->drain(ctx);
+    r.await(1);
+  });
+}
+
+// ---- remote references (single copy, fifo.h): the receiver copies straight from the sender's memory ----
+
+// Whether the connection from `sender` to this process should take remote refs: shm between processes (or threads)
+// that may read each other (cma.h), unless CHORUS_CMA_DISABLE is set.
+bool expectRemoteRefs(Kind kind, pid_t sender) {
+  std::string why;
+  if (kind != Kind::kShm || cmaDisabled()) return false;
+  if (!cmaPermitted(sender, &why)) {
+    fprintf(stderr, "remote references not expected here: %s\n", why.c_str());
+    return false;
+  }
+  return true;
+}
+
+// Sends n bytes of `data` as references of up to `refBytes` (whole slots' worth, or the rest) where the connection
+// takes them, as slots otherwise; returns whether references went out.
+bool sendByRef(SendConnection& c, const char* data, size_t n, size_t refBytes, const WaitContext& ctx) {
+  if (!c.remoteRefs()) {
+    sendMessage(c, data, n, ctx);
+    return false;
+  }
+  for (size_t off = 0; off < n;) {
+    c.acquire(ctx);
+    const size_t k = std::min(refBytes, n - off);
+    c.postRemote(data + off, k, 7);
+    off += k;
+  }
+  return true;
+}
+
+// Receives n bytes sent by sendByRef, reading every reference in three pieces (the last from its end back), so that
+// reads at an offset inside a reference are covered.
+void recvByRef(RecvConnection& c, char* data, size_t n, const WaitContext& ctx) {
+  for (size_t off = 0; off < n;) {
+    uint64_t word = 0;
+    const void* slot = c.peekWord(&word, ctx);
+    const size_t k = word & kSlotBytesMask;
+    TCHECK(k > 0 && k <= n - off, "slot of ", k, " bytes at offset ", off, " of ", n);
+    if (isRemoteRef(word)) {
+      TCHECK(word >> 32 == 7, "the tag travels with a reference");
+      const size_t a = k / 3;
+      const size_t b = k / 2;
+      c.readRemote(slot, b, data + off + b, k - b);
+      c.readRemote(slot, 0, data + off, a);
+      c.readRemote(slot, a, data + off + a, b - a);
+    } else {
+      memcpy(data + off, slot, k);
+    }
+    c.release();
+    off += k;
+  }
+}
+
+// Messages of every shape by reference, checked byte by byte; the connection takes references exactly where the
+// transport should offer them.
+TEST_P(TransportTest, RemoteRefMessages) {
+  run(2, [kind = GetParam().kind](Rank& r) {
+    const size_t sizes[] = {1, 7, 4097, kSlot, 3 * kSlot + 5, 1000003, (8 << 20) + 13};
+    auto ctx = waitFor(60000);
+    if (r.rank() == 1) {
+      auto recv = r.listenFrom(0, kSlots, kSlot);
+      for (size_t bytes : sizes) {
+        std::vector<char> buf(bytes);
+        recvByRef(*recv, buf.data(), bytes, ctx);
+        checkPattern(buf.data(), bytes, bytes);
+      }
+      r.notify(0);
+    } else {
+      auto send = r.connectTo(1, kSlots, kSlot);
+      const bool expected = expectRemoteRefs(kind, r.info(0).pid);
+      TCHECK(send->remoteRefs() == expected, kindName(kind), ": remote references ",
+             send->remoteRefs() ? "offered" : "not offered");
+      for (size_t bytes : sizes) {
+        std::vector<char> buf(bytes);
+        fillPattern(buf.data(), bytes, bytes);
+        sendByRef(*send, buf.data(), bytes, 2 * kSlot, ctx);
+        send->drain(ctx);  // the receiver has copied everything: the buffer may go
+      }
+      r.await(1);
+    }
+  });
+}
+
+// The sender's memory is read when the receiver reads the reference, not when it is posted: drain() returns only
+// once the receiver has freed the slot, and what the receiver gets is what the buffer held then. (Without
+// references the bytes are copied when posted.)
+TEST_P(TransportTest, RemoteRefReadsUntilReleased) {
+  run(2, [](Rank& r) {
+    constexpr size_t kBytes = 100000;
+    auto ctx = waitFor(60000);
+    if (r.rank() == 1) {
+      auto recv = r.listenFrom(0, kSlots, kSlot);
+      const std::vector<uint8_t> refs = r.recvBlob(0);  // the sender has posted and changed its buffer since
+      TCHECK(refs.size() == 1);
+      std::vector<char> buf(kBytes);
+      recvByRef(*recv, buf.data(), kBytes, ctx);
+      checkPattern(buf.data(), kBytes, refs[0] != 0 ? 2 : 1);
+      r.await(0);
+      return;
+    }
+    auto send = r.connectTo(1, kSlots, kSlot);
+    std::vector<char> buf(kBytes);
+    fillPattern(buf.data(), kBytes, 1);
+    const bool refs = sendByRef(*send, buf.data(), kBytes, kBytes, ctx);
+    fillPattern(buf.data(), kBytes, 2);  // before the receiver reads
+    if (!refs) fprintf(stderr, "%s: no remote references here\n", kindName(r.kind()));
+    auto t0 = std::chrono::steady_clock::now();
+    std::atomic<bool> drained{false};
+    std::thread drainer([&] {
+      send->drain(ctx);
+      drained = true;
+    });
+    if (refs) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      TCHECK(!drained, "drain() returned while the receiver had not read the reference");
+    }
+    r.sendBlob(1, {static_cast<uint8_t>(refs ? 1 : 0)});
+    drainer.join();
+    if (refs) TCHECK(elapsedMs(t0) >= 100, "drained after ", elapsedMs(t0), " ms");
+    r.notify(1);
+  });
+}
+
+// A reference to memory the sender does not have fails on the receiver with chorusRemoteError (not a crash, not
+// garbage); so does one whose sender exited before it was read.
+TEST_P(TransportTest, RemoteRefToNothingFails) {
+  run(2, [](Rank& r) {
+    auto ctx = waitFor(60000);
+    if (r.rank() == 1) {
+      auto recv = r.listenFrom(0, kSlots, kSlot);
+      uint64_t word = 0;
+      const void* slot = recv->peekWord(&word, ctx);
+      if (!isRemoteRef(word)) {
+        recv->release();
+        r.notify(0);
+        return;
+      }
+      char byte = 0;
+      std::string msg = expectError(Status::kRemoteError, [&] { recv->readRemote(slot, 0, &byte, 1); });
+      TCHECK(msg.find("rank 0 -> rank 1") != std::string::npos, msg);
+      // Reads outside the reference are refused before any memory is touched.
+      expectError(Status::kRemoteError, [&] { recv->readRemote(slot, 4096, &byte, 1); });
+      recv->release();
+      r.notify(0);
+      return;
+    }
+    auto send = r.connectTo(1, kSlots, kSlot);
+    if (!send->remoteRefs()) {
+      fprintf(stderr, "%s: no remote references here, nothing to refuse\n", kindName(r.kind()));
+      send->acquire(ctx);
+      send->post(0);
+    } else {
+      send->acquire(ctx);
+      // The first page: mapped in no process (below mmap_min_addr).
+      send->postRemote(reinterpret_cast<const void*>(uintptr_t{4096}), 4096);
+    }
+    r.await(1);
+  });
+}
+
 const Setup kAll[] = {{Kind::kInproc, Mode::kThreads},
                       {Kind::kShm, Mode::kThreads},
                       {Kind::kShm, Mode::kProcesses},
@@ -388,6 +616,42 @@ TEST_P(TransportPeerDeathTest, SenderSeesReceiverDie) {
         });
         TCHECK(elapsedMs(t0) < 3000, "took ", elapsedMs(t0), " ms: ", msg);
         TCHECK(msg.find("rank 0 -> rank 1") != std::string::npos, msg);
+        fprintf(stderr, "rank 0 saw: %s\n", msg.c_str());
+      },
+      SIGKILL);
+}
+
+// A sender that dies with a reference outstanding: the receiver's read fails with chorusRemoteError.
+TEST_P(TransportPeerDeathTest, ReceiverReadsRefOfDeadSender) {
+  run(
+      2,
+      [](Rank& r) {
+        auto ctx = waitFor(30000);
+        static char buf[8192];
+        if (r.rank() == 1) {
+          auto send = r.connectTo(0, kSlots, 4096);
+          if (send->remoteRefs()) {
+            send->acquire(ctx);
+            send->postRemote(buf, sizeof(buf));
+          } else {
+            sendMessage(*send, buf, 1, ctx);
+          }
+          r.await(0);
+          raise(SIGKILL);
+        }
+        auto recv = r.listenFrom(1, kSlots, 4096);
+        uint64_t word = 0;
+        const void* slot = recv->peekWord(&word, ctx);
+        r.notify(1);
+        if (!isRemoteRef(word)) {
+          fprintf(stderr, "%s: no remote references here\n", kindName(r.kind()));
+          recv->release();
+          return;
+        }
+        for (int ms = 0; ms < 10000 && !ProcessWatch::gone(r.info(1).pid); ++ms) usleep(1000);
+        TCHECK(ProcessWatch::gone(r.info(1).pid), "rank 1 did not die");
+        std::string msg = expectError(Status::kRemoteError, [&] { recv->readRemote(slot, 0, buf, sizeof(buf)); });
+        TCHECK(msg.find("exited") != std::string::npos, msg);
         fprintf(stderr, "rank 0 saw: %s\n", msg.c_str());
       },
       SIGKILL);

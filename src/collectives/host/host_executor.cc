@@ -20,6 +20,8 @@
 #include "collectives/algo/tree_reduce.h"
 #include "collectives/host/host_prims.h"
 #include "collectives/host/p2p_engine.h"
+#include "collectives/host/ref_ledger.h"
+#include "collectives/tuning.h"
 
 namespace chorus::coll {
 
@@ -76,18 +78,25 @@ class HostDirectPeers {
   alignas(HostPrims) unsigned char storage_[kMaxDirectRanks][sizeof(HostPrims)];
 };
 
-void runCollective(const CollPlan& c, const std::vector<const void*>& copies, const ExecEnv& env, uint32_t seq) {
+// Whether `c` writes memory its input occupies before the peers it sent that input to are known to have read it:
+// a direct reduction folds what arrives into its output while its peers may not have folded in its own input yet.
+// (Ring and tree algorithms write an input region they sent only after a result that depends on it came back.)
+// Such an input must not be sent as a remote reference.
+bool writesInputEarly(const CollPlan& c, int nranks) {
   const CollOp& op = c.op;
-  HostPrimsConfig cfg;
-  cfg.slotTag = slotTag(op, seq);
-  cfg.input = op.sendbuff;
-  cfg.output = op.recvbuff;
-  cfg.eltSize = c.eltSize;
-  cfg.kernels = &reduce::kernels(op.dtype, op.op);
-  cfg.premul.premul = c.premul;
-  cfg.postDiv = c.postDiv;
-  cfg.nonTemporalOutput = c.bytes >= kNonTemporalBytes;
-  cfg.ctx = env.ctx;
+  if (op.algo != Algo::kDirect || (op.type != CollType::kAllReduce && op.type != CollType::kReduceScatter)) {
+    return false;
+  }
+  const size_t block = op.count * c.eltSize;
+  const size_t inBytes = op.type == CollType::kReduceScatter ? block * static_cast<size_t>(nranks) : block;
+  const auto in = reinterpret_cast<uintptr_t>(op.sendbuff);
+  const auto out = reinterpret_cast<uintptr_t>(op.recvbuff);
+  return in < out + block && out < in + inBytes;
+}
+
+void runAlgorithm(const CollPlan& c, const std::vector<const void*>& copies, const ExecEnv& env,
+                  const HostPrimsConfig& cfg) {
+  const CollOp& op = c.op;
   CollArgs a = c.args;
   if (op.algo == Algo::kDirect) {
     HostPrimsConfig own = cfg;
@@ -130,6 +139,32 @@ void runCollective(const CollPlan& c, const std::vector<const void*>& copies, co
       default: CHORUS_THROW(Status::kInternalError, "no ring algorithm for ", collName(op.type));
     }
   }
+}
+
+void runCollective(const CollPlan& c, const std::vector<const void*>& copies, const ExecEnv& env, uint32_t seq) {
+  const CollOp& op = c.op;
+  HostPrimsConfig cfg;
+  cfg.slotTag = slotTag(op, seq);
+  cfg.input = op.sendbuff;
+  cfg.output = op.recvbuff;
+  cfg.eltSize = c.eltSize;
+  cfg.kernels = &reduce::kernels(op.dtype, op.op);
+  cfg.premul.premul = c.premul;
+  cfg.postDiv = c.postDiv;
+  cfg.nonTemporalOutput = c.bytes >= kNonTemporalBytes;
+  cfg.ctx = env.ctx;
+  cfg.singleCopy = env.nranks > 1 && useSingleCopy(op.type, c.bytes);
+  if (!cfg.singleCopy) {
+    runAlgorithm(c, copies, env, cfg);
+    return;
+  }
+  thread_local RefLedger ledger;
+  RefLedger::Scope scope(ledger);
+  cfg.inputRefs = !writesInputEarly(c, env.nranks);
+  cfg.ledger = &ledger;
+  runAlgorithm(c, copies, env, cfg);
+  // Receivers read this rank's buffers until they free the references: the operation ends after that.
+  if (!ledger.empty()) ledger.drain(*env.ctx);
 }
 
 }  // namespace

@@ -2,11 +2,27 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "base/error.h"
 #include "collectives/slot_tag.h"
 
 namespace chorus::coll {
+
+namespace {
+
+// Slots' worth of a received reference that one slice of a reduction copies into scratch.
+constexpr size_t kRefScratchSlots = 2;
+
+// Receive peer i's scratch of `bytes` for the references a reduction reads, kept per thread (and grown once).
+char* refScratch(size_t bytes, int i) {
+  thread_local std::vector<char> scratch;
+  const size_t need = bytes * kMaxRecvPeers;
+  if (scratch.size() < need) scratch.resize(need);
+  return scratch.data() + static_cast<size_t>(i) * bytes;
+}
+
+}  // namespace
 
 HostPrims::HostPrims(const HostPrimsConfig& cfg, transport::RecvConnection* const* recvs, int nrecv,
                      transport::SendConnection* const* sends, int nsend)
@@ -86,69 +102,229 @@ void HostPrims::reduceInto(char* dst, const char* local, const void* const* slot
   }
 }
 
+const char* HostPrims::refSource(Src src, size_t inOff, bool toOutput, size_t outOff, bool postOp, bool* early) const {
+  const char* in = static_cast<const char*>(cfg_.input) + inOff * cfg_.eltSize;
+  const char* out = static_cast<const char*>(cfg_.output) + outOff * cfg_.eltSize;
+  // The input goes out unchanged: no premultiplier, and no post-divisor on the output it may also be copied to.
+  const bool inputAsIs = src == kFromInput && cfg_.inputRefs && cfg_.premul.premul == 1.0 && cfg_.premul.postDiv == 1 &&
+                         !(toOutput && postOp && cfg_.postDiv != 1);
+  *early = inputAsIs || src == kFromOutput;
+  if (inputAsIs) return in;
+  if (src == kFromOutput || toOutput) return out;
+  return nullptr;  // reduced into the slots (recvReduceSend), or premultiplied on the way
+}
+
+void HostPrims::checkWord(int i, uint64_t word, size_t left) const {
+  const size_t elt = cfg_.eltSize;
+  const size_t slice = std::min(sliceElems_, left) * elt;
+  if (!transport::isRemoteRef(word)) {
+    const uint64_t want = transport::slotWord(slice, cfg_.slotTag);
+    if (word != want && !(recvs_[i]->bytesOnly() && (word & transport::kSlotBytesMask) == slice)) {
+      mismatch(i, word, want);
+    }
+    return;
+  }
+  // A reference covers whole slots' worth up to the call's end, so that slices stay on multiples of the slot.
+  const size_t bytes = word & transport::kSlotBytesMask;
+  const bool fits =
+      bytes > 0 && bytes % elt == 0 && bytes <= left * elt && (bytes == left * elt || bytes % (sliceElems_ * elt) == 0);
+  if (!fits || (word >> 32) != cfg_.slotTag) {
+    mismatch(i, word, transport::slotWord(slice, cfg_.slotTag));
+  }
+}
+
+void HostPrims::compute(Src src, char* primary, bool primaryIsOutput, const char* inPtr, const char* outPtr,
+                        const void* const* slots, size_t m, bool postOp) {
+  const size_t bytes = m * cfg_.eltSize;
+  switch (src) {
+    case kFromInput: {
+      reduce::ReduceParams p = cfg_.premul;
+      if (postOp && primaryIsOutput) p.postDiv = cfg_.postDiv;
+      if (p.premul == 1.0 && p.postDiv == 1) {
+        copyOut(primary, inPtr, bytes, primaryIsOutput);
+      } else {
+        cfg_.kernels->scale(primary, inPtr, m, p);
+      }
+      break;
+    }
+    case kFromOutput: copyOut(primary, outPtr, bytes, false); break;
+    case kFromRecv: copyOut(primary, slots[0], bytes, primaryIsOutput); break;
+    case kReduceInputRecv: reduceInto(primary, inPtr, slots, m, postOp); break;
+    case kReduceRecvOutput: {
+      // What arrived was premultiplied by its sender; the output holds the partial result.
+      reduce::ReduceParams p;
+      if (postOp) p.postDiv = cfg_.postDiv;
+      cfg_.kernels->reduce(primary, slots[0], primary, m, p);
+      break;
+    }
+    case kReduceInputOutput: {
+      reduce::ReduceParams p = cfg_.premul;
+      if (postOp) p.postDiv = cfg_.postDiv;
+      cfg_.kernels->reduce(primary, inPtr, primary, m, p);
+      break;
+    }
+  }
+}
+
 void HostPrims::run(Src src, size_t inOff, bool toOutput, size_t outOff, bool toPeers, size_t n, bool postOp) {
+  if (n * cfg_.eltSize <= transport::kMailboxBytes) {
+    runSmall(src, inOff, toOutput, outOff, toPeers, n, postOp);
+  } else {
+    runSlices(src, inOff, toOutput, outOff, toPeers, n, postOp);
+  }
+}
+
+void HostPrims::runSmall(Src src, size_t inOff, bool toOutput, size_t outOff, bool toPeers, size_t n, bool postOp) {
+  // One slice; a mailbox line (transport/fifo.h) on every connection that has one (both ends decide alike from the
+  // call's size), a slot on the others. Never a reference: it would cost the receiver a system call.
+  const size_t elt = cfg_.eltSize;
+  const size_t bytes = n * elt;
+  const bool needRecv = src == kFromRecv || src == kReduceInputRecv || src == kReduceRecvOutput;
+  const int nsend = toPeers ? nsend_ : 0;
+  const WaitContext& ctx = *cfg_.ctx;
+  const void* slots[kMaxRecvPeers];
+  if (needRecv) {
+    for (int i = 0; i < nrecv_; ++i) {
+      uint64_t word = 0;
+      slots[i] = recvs_[i]->mailbox() ? recvs_[i]->mailboxPeekWord(&word, ctx) : recvs_[i]->peekWord(&word, ctx);
+      checkWord(i, word, n);
+    }
+  }
+  char* dstSlots[kMaxSendPeers];
+  for (int i = 0; i < nsend; ++i) {
+    dstSlots[i] = static_cast<char*>(sends_[i]->mailbox() ? sends_[i]->mailboxAcquire(ctx) : sends_[i]->acquire(ctx));
+  }
+  char* outPtr = toOutput ? static_cast<char*>(cfg_.output) + outOff * elt : nullptr;
+  char* primary = outPtr != nullptr ? outPtr : dstSlots[0];
+  compute(src, primary, outPtr != nullptr, static_cast<const char*>(cfg_.input) + inOff * elt,
+          static_cast<const char*>(cfg_.output) + outOff * elt, slots, n, postOp);
+  for (int i = 0; i < nsend; ++i) {
+    if (dstSlots[i] != primary) copyOut(dstSlots[i], primary, bytes, false);
+    if (sends_[i]->mailbox()) {
+      sends_[i]->mailboxPost(bytes, cfg_.slotTag);
+    } else {
+      sends_[i]->post(bytes, cfg_.slotTag);
+    }
+  }
+  if (needRecv) {
+    for (int i = 0; i < nrecv_; ++i) {
+      if (recvs_[i]->mailbox()) {
+        recvs_[i]->mailboxRelease();
+      } else {
+        recvs_[i]->release();
+      }
+    }
+  }
+}
+
+void HostPrims::runSlices(Src src, size_t inOff, bool toOutput, size_t outOff, bool toPeers, size_t n, bool postOp) {
   const size_t elt = cfg_.eltSize;
   const char* in = static_cast<const char*>(cfg_.input);
   char* out = static_cast<char*>(cfg_.output);
   const bool needRecv = src == kFromRecv || src == kReduceInputRecv || src == kReduceRecvOutput;
+  const bool reduces = src == kReduceInputRecv || src == kReduceRecvOutput;
   const int nsend = toPeers ? nsend_ : 0;
   const WaitContext& ctx = *cfg_.ctx;
+
+  // Which send peers get references, to what.
+  bool early = false;
+  const char* refBase =
+      nsend > 0 && cfg_.singleCopy ? refSource(src, inOff, toOutput, outOff, postOp, &early) : nullptr;
+  bool ref[kMaxSendPeers];
+  int ndata = 0;  // send peers that get the bytes in their slots
+  for (int i = 0; i < nsend; ++i) {
+    ref[i] = refBase != nullptr && sends_[i]->remoteRefs();
+    if (!ref[i]) ++ndata;
+  }
+  Held held[kMaxRecvPeers];
+  if (needRecv) {
+    for (int i = 0; i < nrecv_; ++i) held[i].slot = nullptr;
+  }
+
   for (size_t done = 0; done < n;) {
-    const size_t m = std::min(sliceElems_, n - done);
-    const size_t bytes = m * elt;
-    const void* slots[kMaxRecvPeers];
+    // The slice: one slot where a slot carries it; otherwise as far as the references received reach.
+    size_t m = n - done;
+    if (ndata > 0) m = std::min(m, sliceElems_);
+    bool refIn = false;
     if (needRecv) {
-      const uint64_t want = transport::slotWord(bytes, cfg_.slotTag);
       for (int i = 0; i < nrecv_; ++i) {
-        uint64_t got = 0;
-        slots[i] = recvs_[i]->peekWord(&got, ctx);
-        if (got != want && !(recvs_[i]->bytesOnly() && (got & transport::kSlotBytesMask) == bytes)) {
-          mismatch(i, got, want);
+        Held& h = held[i];
+        if (h.slot == nullptr) {
+          h.slot = recvs_[i]->peekWord(&h.word, ctx);
+          h.used = 0;
+          checkWord(i, h.word, n - done);
         }
+        m = std::min(m, ((h.word & transport::kSlotBytesMask) - h.used) / elt);
+        refIn |= transport::isRemoteRef(h.word);
+      }
+      // Received references to reduce are copied into a scratch per peer that stays in cache.
+      if (refIn && reduces) m = std::min(m, sliceElems_ * kRefScratchSlots);
+    }
+    const size_t bytes = m * elt;
+    char* outPtr = toOutput ? out + (outOff + done) * elt : nullptr;
+    const char* inPtr = in + (inOff + done) * elt;
+
+    // References to bytes that are in place already go out first: the receivers start while this rank works.
+    if (early) {
+      for (int i = 0; i < nsend; ++i) {
+        if (!ref[i]) continue;
+        sends_[i]->acquire(ctx);
+        sends_[i]->postRemote(refBase + done * elt, bytes, cfg_.slotTag);
+        cfg_.ledger->add(sends_[i]);
       }
     }
     char* dstSlots[kMaxSendPeers];
-    for (int i = 0; i < nsend; ++i) dstSlots[i] = static_cast<char*>(sends_[i]->acquire(ctx));
+    char* firstSlot = nullptr;
+    for (int i = 0; i < nsend; ++i) {
+      if (ref[i] && early) continue;
+      dstSlots[i] = static_cast<char*>(sends_[i]->acquire(ctx));
+      if (!ref[i] && firstSlot == nullptr) firstSlot = dstSlots[i];
+    }
 
-    // Compute into the first destination, then copy to the others.
-    char* outPtr = toOutput ? out + (outOff + done) * elt : nullptr;
-    char* primary = outPtr != nullptr ? outPtr : (nsend > 0 ? dstSlots[0] : nullptr);
-    const char* inPtr = in + (inOff + done) * elt;
+    // Compute into the first destination (nothing to compute when every peer gets a reference to bytes in
+    // place), then copy to the other slots.
+    char* primary = outPtr != nullptr ? outPtr : firstSlot;
     const bool primaryIsOutput = primary == outPtr && outPtr != nullptr;
-    switch (src) {
-      case kFromInput: {
-        reduce::ReduceParams p = cfg_.premul;
-        if (postOp && primaryIsOutput) p.postDiv = cfg_.postDiv;
-        if (p.premul == 1.0 && p.postDiv == 1) {
-          copyOut(primary, inPtr, bytes, primaryIsOutput);
+    const void* slots[kMaxRecvPeers];
+    if (needRecv) {
+      for (int i = 0; i < nrecv_; ++i) {
+        const Held& h = held[i];
+        if (!transport::isRemoteRef(h.word)) {
+          slots[i] = h.slot;
+        } else if (src == kFromRecv && primary != nullptr) {
+          recvs_[i]->readRemote(h.slot, h.used, primary, bytes);  // straight into place
+          slots[i] = primary;
         } else {
-          cfg_.kernels->scale(primary, inPtr, m, p);
+          char* scratch = refScratch(sliceElems_ * kRefScratchSlots * elt, i);
+          recvs_[i]->readRemote(h.slot, h.used, scratch, bytes);
+          slots[i] = scratch;
         }
-        break;
       }
-      case kFromOutput: copyOut(primary, out + (outOff + done) * elt, bytes, false); break;
-      case kFromRecv: copyOut(primary, slots[0], bytes, primaryIsOutput); break;
-      case kReduceInputRecv: reduceInto(primary, inPtr, slots, m, postOp); break;
-      case kReduceRecvOutput: {
-        // What arrived was premultiplied by its sender; the output holds the partial result.
-        reduce::ReduceParams p;
-        if (postOp) p.postDiv = cfg_.postDiv;
-        cfg_.kernels->reduce(primary, slots[0], primary, m, p);
-        break;
-      }
-      case kReduceInputOutput: {
-        reduce::ReduceParams p = cfg_.premul;
-        if (postOp) p.postDiv = cfg_.postDiv;
-        cfg_.kernels->reduce(primary, inPtr, primary, m, p);
-        break;
-      }
+    }
+    if (primary != nullptr) {
+      compute(src, primary, primaryIsOutput, inPtr, out + (outOff + done) * elt, slots, m, postOp);
     }
     for (int i = 0; i < nsend; ++i) {
+      if (ref[i]) continue;
       if (dstSlots[i] != primary) copyOut(dstSlots[i], primary, bytes, false);
+      sends_[i]->post(bytes, cfg_.slotTag);
     }
-    for (int i = 0; i < nsend; ++i) sends_[i]->post(bytes, cfg_.slotTag);
+    if (!early) {
+      for (int i = 0; i < nsend; ++i) {
+        if (!ref[i]) continue;
+        sends_[i]->postRemote(refBase + done * elt, bytes, cfg_.slotTag);
+        cfg_.ledger->add(sends_[i]);
+      }
+    }
     if (needRecv) {
-      for (int i = 0; i < nrecv_; ++i) recvs_[i]->release();
+      for (int i = 0; i < nrecv_; ++i) {
+        Held& h = held[i];
+        h.used += bytes;
+        if (h.used == (h.word & transport::kSlotBytesMask)) {
+          recvs_[i]->release();
+          h.slot = nullptr;
+        }
+      }
     }
     done += m;
   }

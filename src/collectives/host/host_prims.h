@@ -6,11 +6,22 @@
 // call with the same n into the same slices, because every rank uses the same slot size. Several slots
 // per connection keep a pipeline of slices in flight. A wait that fails (deadline, abort, a closed peer) or a
 // slot of another size than expected throws chorus::Error out of the call (base/error.h).
+//
+// Single copy (HostPrimsConfig::singleCopy): where what a call sends to a peer lies, once the slice is done, in a
+// user buffer of this rank (the input sent unchanged, the output that a copy, reduction or receive just wrote, or
+// the output that sendFromOutput forwards) and the peer's connection takes remote refs (transport/fifo.h), the
+// slot carries a reference to that buffer instead of the bytes, and the receiver copies them straight from this
+// process into its destination (or, to reduce them, into a scratch that stays in cache). A reference may cover
+// many slots' worth; every slice still starts at a multiple of the slot size, so that a rank receiving references
+// from one peer and slots from another, or forwarding references as slots, cuts the call in agreement with both.
+// The ends that carried references are noted in the config's RefLedger, which the executor drains before the
+// operation ends. The algorithms do not know: their calls are the same (primitives.h).
 #pragma once
 
 #include <cstddef>
 
 #include "base/wait.h"
+#include "collectives/host/ref_ledger.h"
 #include "collectives/primitives.h"
 #include "collectives/reduce/reduce.h"
 #include "transport/fifo.h"
@@ -28,6 +39,13 @@ struct HostPrimsConfig {
   bool nonTemporalOutput = false;  // streaming stores for final output writes (outputs larger than cache)
   const WaitContext* ctx = nullptr;
   uint32_t slotTag = 0;  // the operation's tag (collectives/slot_tag.h), carried and checked in every slot
+  // Single copy: send remote refs to the peers whose connections take them (tuning.h useSingleCopy).
+  bool singleCopy = false;
+  // References may name the input: false where the operation overwrites its input region before the receivers
+  // are known to have read it (an in-place direct reduction writes its output before its peers have folded in
+  // what this rank sent).
+  bool inputRefs = true;
+  RefLedger* ledger = nullptr;  // the ends that carried references (required when singleCopy)
 };
 
 class HostPrims {
@@ -52,6 +70,27 @@ class HostPrims {
   // The one loop behind every call: source of the values, whether they land in the output (and where),
   // whether they go out to the send peers, and whether the post-op applies.
   void run(Src src, size_t inOff, bool toOutput, size_t outOff, bool toPeers, size_t n, bool postOp);
+  // run() for a call that fits a mailbox line (transport/fifo.h): one slice, no references.
+  void runSmall(Src src, size_t inOff, bool toOutput, size_t outOff, bool toPeers, size_t n, bool postOp);
+  // run() for the others: slice by slice, with references where they apply.
+  void runSlices(Src src, size_t inOff, bool toOutput, size_t outOff, bool toPeers, size_t n, bool postOp);
+  // Computes m elements of one slice from `src` into primary (the output, or the first send slot).
+  void compute(Src src, char* primary, bool primaryIsOutput, const char* inPtr, const char* outPtr,
+               const void* const* slots, size_t m, bool postOp);
+  // What a receive peer's slot holds during a call: a slot of data (consumed by one slice), or a remote ref of
+  // which `used` bytes have been consumed.
+  struct Held {
+    const void* slot;
+    uint64_t word;
+    size_t used;
+  };
+  // The user buffer that holds, once a slice of the call is done, exactly what it sends (the slice at `done`
+  // elements starts at the returned pointer + done * eltSize), or nullptr when what it sends is computed into the
+  // slots. *early: the bytes are there before the slice's work (the input, or sendFromOutput's output).
+  const char* refSource(Src src, size_t inOff, bool toOutput, size_t outOff, bool postOp, bool* early) const;
+  // Checks a receive peer's slot word at `left` elements before the call's end; throws (mismatch) when it is not
+  // a slot or a reference this call can take.
+  void checkWord(int i, uint64_t word, size_t left) const;
   // Reduces local input with every receive peer's slot into dst.
   void reduceInto(char* dst, const char* local, const void* const* slots, size_t m, bool postOp);
   void copyOut(void* dst, const void* src, size_t bytes, bool finalOutput);

@@ -4,6 +4,8 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "collectives/host/ref_ledger.h"
+#include "collectives/tuning.h"
 
 namespace chorus::coll {
 
@@ -29,6 +31,8 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
     queues.push_back(p);
   }
   if (queues.empty()) return;
+  thread_local RefLedger ledger;
+  RefLedger::Scope scope(ledger);
 
   // The operation's context, watching every peer still owed a transfer as well.
   WaitContext ctx = *env.ctx;
@@ -39,6 +43,10 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
       if (p.send) p.send->checkPeer();
       if (p.recv) p.recv->checkPeer();
     }
+  };
+  auto disagree = [](const transport::RecvConnection& c, size_t got, size_t want) {
+    CHORUS_THROW(Status::kRemoteError, c.what(), ": received ", got, " bytes where a transfer of ", want,
+                 " bytes was expected: the send and the receive disagree on the size");
   };
   Waiter waiter(ctx);
   for (;;) {
@@ -52,37 +60,89 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
           p.off = 0;
           continue;
         }
-        if (t.send) {
+        const size_t left = t.bytes - p.off;
+        // A transfer that fits a mailbox line travels in one where the connection has a mailbox (fifo.h).
+        if (t.send && t.bytes <= transport::kMailboxBytes && p.send->mailbox()) {
+          void* line = p.send->mailboxTryAcquire();
+          if (line == nullptr) break;
+          memcpy(line, source(t, copies), t.bytes);
+          p.send->mailboxPost(t.bytes);
+          p.off = t.bytes;
+        } else if (t.send) {
           void* slot = p.send->tryAcquire();
           if (slot == nullptr) break;
-          const size_t m = std::min(p.send->slotBytes(), t.bytes - p.off);
-          memcpy(slot, static_cast<const char*>(source(t, copies)) + p.off, m);
-          p.send->post(m);
-          p.off += m;
-        } else {
-          size_t got = 0;
-          const void* slot = p.recv->tryPeek(&got);
-          if (slot == nullptr) break;
-          const size_t m = std::min(p.recv->slotBytes(), t.bytes - p.off);
-          if (got != m) {
-            CHORUS_THROW(Status::kRemoteError, p.recv->what(), ": received a piece of ", got, " bytes where ", m,
-                         " were expected: the send and the receive disagree on the size");
+          const char* src = static_cast<const char*>(source(t, copies)) + p.off;
+          if (p.send->remoteRefs() && useSingleCopy(CollType::kSend, t.bytes)) {
+            // The receiver copies the whole rest from here (in references of whole slots' worth).
+            const size_t most = transport::kMaxRemoteRefBytes / p.send->slotBytes() * p.send->slotBytes();
+            const size_t m = std::min(most, left);
+            p.send->postRemote(src, m);
+            ledger.add(p.send);
+            p.off += m;
+          } else {
+            const size_t m = std::min(p.send->slotBytes(), left);
+            memcpy(slot, src, m);
+            p.send->post(m);
+            p.off += m;
           }
-          memcpy(static_cast<char*>(t.dst) + p.off, slot, m);
+        } else {
+          uint64_t word = 0;
+          const bool line = t.bytes <= transport::kMailboxBytes && p.recv->mailbox();
+          const void* slot = line ? p.recv->mailboxTryPeekWord(&word) : p.recv->tryPeekWord(&word);
+          if (slot == nullptr) {
+            // What arrived instead, if anything, is the other kind: the two sides disagree on the size. (Looked at
+            // again after: what was expected may have been published just before it.)
+            uint64_t other = 0;
+            const bool arrived = (line ? p.recv->tryPeekWord(&other) : p.recv->mailboxTryPeekWord(&other)) != nullptr;
+            slot = !arrived ? nullptr : line ? p.recv->mailboxTryPeekWord(&word) : p.recv->tryPeekWord(&word);
+            if (slot == nullptr && arrived) {
+              disagree(*p.recv, other & transport::kSlotBytesMask, t.bytes);
+            }
+            if (slot == nullptr) break;
+          }
+          if (line) {
+            if ((word & transport::kSlotBytesMask) != t.bytes) {
+              disagree(*p.recv, word & transport::kSlotBytesMask, t.bytes);
+            }
+            memcpy(t.dst, slot, t.bytes);
+            p.recv->mailboxRelease();
+            p.off = t.bytes;
+            progress = true;
+            continue;
+          }
+          const size_t got = word & transport::kSlotBytesMask;
+          const size_t slotBytes = p.recv->slotBytes();
+          const bool ref = transport::isRemoteRef(word);
+          // A slot is one slot's worth (or the rest); a reference covers whole slots' worth (or the rest).
+          const bool fits =
+              ref ? got > 0 && got <= left && (got == left || got % slotBytes == 0) : got == std::min(slotBytes, left);
+          if (!fits) {
+            CHORUS_THROW(Status::kRemoteError, p.recv->what(), ": received a ", ref ? "reference to " : "piece of ",
+                         got, " bytes with ", left, " bytes of the transfer left (pieces of ", slotBytes,
+                         " bytes): the send and the receive disagree on the size");
+          }
+          char* dst = static_cast<char*>(t.dst) + p.off;
+          if (ref) {
+            p.recv->readRemote(slot, 0, dst, got);
+          } else {
+            memcpy(dst, slot, got);
+          }
           p.recv->release();
-          p.off += m;
+          p.off += got;
         }
         progress = true;
       }
       if (p.cur < p.q->count) pending = true;
     }
-    if (!pending) return;
+    if (!pending) break;
     if (progress) {
       waiter.reset();
     } else {
       waiter.pause();
     }
   }
+  // Receivers read this rank's buffers until they free the references: the transfers end after that.
+  if (!ledger.empty()) ledger.drain(ctx);
 }
 
 }  // namespace chorus::coll

@@ -15,6 +15,7 @@ void Descriptor::encode(std::vector<uint8_t>* out) const {
   w.put(nslots);
   w.put(slotBytes);
   w.put(static_cast<int64_t>(pid));
+  w.put(fifoAddr);
 }
 
 Descriptor Descriptor::decode(const std::vector<uint8_t>& in) {
@@ -25,6 +26,7 @@ Descriptor Descriptor::decode(const std::vector<uint8_t>& in) {
   d.nslots = r.get<uint32_t>();
   d.slotBytes = r.get<uint64_t>();
   d.pid = static_cast<pid_t>(r.get<int64_t>());
+  d.fifoAddr = r.get<uint64_t>();
   r.expectEnd();
   CHORUS_CHECK_ARG(!d.name.empty() && d.nslots >= 1 && d.nslots <= static_cast<uint32_t>(kMaxSlots) && d.slotBytes > 0,
                    "malformed shm connection descriptor");

@@ -3,9 +3,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstring>
+
 #include "base/error.h"
+#include "base/logging.h"
 #include "base/process.h"
 #include "base/shm.h"
+#include "transport/cma.h"
 #include "transport/shm/connection.h"
 #include "transport/shm/descriptor.h"
 #include "transport/spec.h"
@@ -25,6 +30,35 @@ PeerCheck processCheck(const PeerInfo& peer, const std::string& what) {
   };
 }
 
+// Whether the receiving end of a connection from `sender` may read the sender's memory. Said once per process
+// when the kernel refuses it (the FIFOs then copy twice).
+bool receiverReads(pid_t sender) {
+  if (cmaDisabled()) return false;
+  std::string why;
+  if (cmaPermitted(sender, &why)) return true;
+  static std::atomic<bool> said{false};
+  if (!said.exchange(true)) {
+    CHORUS_LOG_INFO(kShm, "single copy between processes (CMA) is not available: ", why,
+                    "; shared memory copies through its slots");
+  }
+  return false;
+}
+
+// Whether the sender of connection `f` may post remote refs: the receiver said it reads this process, and a test
+// read of the receiver's own mapping of the FIFO (at d.fifoAddr in its process) returns what this process's mapping
+// holds: the call works both ways between the two processes, and the receiver is the process it claims to be.
+bool senderRefs(const FifoControl* f, const Descriptor& d, pid_t receiver) {
+  if (f->consumerReadsProducer == 0 || cmaDisabled() || d.fifoAddr == 0) return false;
+  const size_t at =
+      static_cast<size_t>(reinterpret_cast<const char*>(&f->slotBytes) - reinterpret_cast<const char*>(f));
+  uint64_t seen = 0;
+  if (!cmaTryRead(receiver, reinterpret_cast<const char*>(static_cast<uintptr_t>(d.fifoAddr)) + at, &seen,
+                  sizeof(seen))) {
+    return false;
+  }
+  return seen == f->slotBytes;
+}
+
 }  // namespace
 
 bool ShmTransport::canConnect(const PeerInfo& self, const PeerInfo& peer) const {
@@ -40,16 +74,20 @@ std::unique_ptr<Connection> ShmTransport::createRecv(const ConnectSpec& spec, st
   CHORUS_CHECK_ARG(spec.nslots >= 1 && spec.nslots <= kMaxSlots, "FIFO depth ", spec.nslots, " is outside [1, ",
                    kMaxSlots, "]");
   ShmSegment seg = ShmSegment::create("fifo", fifoBytes(spec.nslots, slotBytes));
-  fifoInit(seg.data(), spec.nslots, slotBytes);
+  FifoControl* f = fifoInit(seg.data(), spec.nslots, slotBytes);
+  const bool reads = receiverReads(spec.peer.pid);
+  f->consumerReadsProducer = reads ? 1 : 0;
+  f->mailbox = 1;  // small messages in one cache line each (fifo.h)
   Descriptor d;
   d.name = seg.name();
   d.nslots = static_cast<uint32_t>(spec.nslots);
   d.slotBytes = slotBytes;
   d.pid = getpid();
+  d.fifoAddr = reinterpret_cast<uintptr_t>(seg.data());
   d.encode(descriptor);
   std::string what = connectionName(spec, false, name());
   PeerCheck check = processCheck(spec.peer, what);
-  return std::make_unique<RecvConnection>(std::move(seg), std::move(what), std::move(check));
+  return std::make_unique<RecvConnection>(std::move(seg), std::move(what), std::move(check), reads ? spec.peer.pid : 0);
 }
 
 std::unique_ptr<Connection> ShmTransport::connectSend(const ConnectSpec& spec, const std::vector<uint8_t>& descriptor) {
@@ -76,8 +114,10 @@ std::unique_ptr<Connection> ShmTransport::connectSend(const ConnectSpec& spec, c
   auto* f = static_cast<FifoControl*>(seg.data());
   CHORUS_CHECK_ARG(f->nslots == d.nslots && f->slotBytes == d.slotBytes, what,
                    ": shared memory geometry does not match the descriptor");
+  const bool refs = senderRefs(f, d, spec.peer.pid);
+  CHORUS_LOG_TRACE(kShm, what, ": ", refs ? "single copy (the receiver reads this process)" : "copies through slots");
   PeerCheck check = processCheck(spec.peer, what);
-  return std::make_unique<SendConnection>(std::move(seg), std::move(what), std::move(check));
+  return std::make_unique<SendConnection>(std::move(seg), std::move(what), std::move(check), refs);
 }
 
 }  // namespace chorus::transport::shm

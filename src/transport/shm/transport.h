@@ -1,6 +1,7 @@
 // The shared-memory transport: ranks on one host in different processes share a FIFO in a POSIX shared
 // memory segment. A peer that dies is noticed by watching its process (pidfd), every few milliseconds
-// while a wait lasts.
+// while a wait lasts. Where the receiver may read the sender's memory (cma.h: probed by the receiver, tested by
+// the sender, CHORUS_CMA_DISABLE), the sender may publish remote refs instead of copies (fifo.h).
 #pragma once
 
 #include <memory>

@@ -1,0 +1,84 @@
+#include "transport/cma.h"
+
+#include <errno.h>
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+
+#include "base/error.h"
+#include "base/params.h"
+
+namespace chorus::transport {
+
+namespace {
+
+// Yama's setting, for messages ("" when the kernel has no Yama).
+std::string ptraceScope() {
+  std::ifstream f("/proc/sys/kernel/yama/ptrace_scope");
+  std::string s;
+  if (!(f >> s)) return "";
+  return s;
+}
+
+// One process_vm_readv; the bytes copied, or -1 with errno.
+ssize_t readOnce(pid_t pid, const void* remote, void* local, size_t bytes) {
+  iovec l{local, bytes};
+  iovec r{const_cast<void*>(remote), bytes};
+  for (;;) {
+    ssize_t k = process_vm_readv(pid, &l, 1, &r, 1, 0);
+    if (k >= 0 || errno != EINTR) return k;
+  }
+}
+
+}  // namespace
+
+bool cmaDisabled() {
+  return param::CmaDisable() != 0;
+}
+
+bool cmaPermitted(pid_t pid, std::string* why) {
+  // Page 1 is below every kernel's mmap_min_addr (4096 at the least): no process maps it, so an allowed read
+  // faults there and a refused one stops at the permission check.
+  const void* nowhere = reinterpret_cast<const void*>(uintptr_t{4096});
+  char byte = 0;
+  if (readOnce(pid, nowhere, &byte, 1) < 0 && errno == EFAULT) return true;
+  const int err = errno;
+  const std::string scope = ptraceScope();
+  *why = detail::concat("process_vm_readv on pid ", pid, ": ", strerror(err),
+                        scope.empty() ? "" : " (kernel.yama.ptrace_scope = " + scope + ")");
+  return false;
+}
+
+bool cmaTryRead(pid_t pid, const void* remote, void* local, size_t bytes) {
+  size_t done = 0;
+  while (done < bytes) {
+    ssize_t k = readOnce(pid, static_cast<const char*>(remote) + done, static_cast<char*>(local) + done, bytes - done);
+    if (k <= 0) return false;
+    done += static_cast<size_t>(k);
+  }
+  return true;
+}
+
+void cmaRead(pid_t pid, const void* remote, void* local, size_t bytes, const std::string& what) {
+  size_t done = 0;
+  while (done < bytes) {
+    ssize_t k = readOnce(pid, static_cast<const char*>(remote) + done, static_cast<char*>(local) + done, bytes - done);
+    if (k > 0) {
+      done += static_cast<size_t>(k);
+      continue;
+    }
+    const int err = k == 0 ? EFAULT : errno;
+    if (err == ESRCH) CHORUS_THROW(Status::kRemoteError, what, ": the sending process (pid ", pid, ") exited");
+    if (err == EFAULT) {
+      // The sender named memory it does not have: its buffer went away while the operation still ran.
+      CHORUS_THROW(Status::kRemoteError, what, ": the sender's buffer at ", remote, " (", bytes - done,
+                   " bytes) cannot be read in pid ", pid, ": it was freed or unmapped during the operation");
+    }
+    CHORUS_THROW(Status::kSystemError, what, ": process_vm_readv from pid ", pid, " failed: ", strerror(err),
+                 " (CHORUS_CMA_DISABLE=1 copies through shared memory instead)");
+  }
+}
+
+}  // namespace chorus::transport

@@ -1,0 +1,33 @@
+// Cross Memory Attach: process_vm_readv copies straight from another process's memory into this one's, one copy
+// where a FIFO slot costs two (the sender into the slot, the receiver out of it). The kernel allows it when this
+// process may ptrace the other (same user, or CAP_SYS_PTRACE; and Yama's ptrace_scope: 0 allows any such pair,
+// 1 only a descendant, 2 only CAP_SYS_PTRACE, 3 never). Open MPI's vader BTL uses the same call for large
+// messages. The shared-memory transport probes it per connection (shm/transport.cc) and falls back to copying
+// through the slots when it is refused or CHORUS_CMA_DISABLE=1.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <string>
+
+namespace chorus::transport {
+
+// True when CHORUS_CMA_DISABLE asks for the FIFO copy on every connection.
+bool cmaDisabled();
+
+// Whether this process may read the memory of process `pid`: a one-byte read of an address no process maps
+// (below mmap_min_addr), which the kernel refuses with EPERM before it looks at the address when ptrace access
+// is denied, and with EFAULT once it is allowed. When it is not allowed, *why says what the kernel answered (and
+// Yama's ptrace_scope when there is one).
+bool cmaPermitted(pid_t pid, std::string* why);
+
+// Copies `bytes` bytes at `remote` in process `pid` into `local`, in as many calls as the kernel needs. Throws
+// chorusRemoteError naming `what` when the process is gone, chorusSystemError when the kernel refuses (the
+// message suggests CHORUS_CMA_DISABLE=1).
+void cmaRead(pid_t pid, const void* remote, void* local, size_t bytes, const std::string& what);
+
+// As cmaRead, but returns false instead of throwing (set-up probes).
+bool cmaTryRead(pid_t pid, const void* remote, void* local, size_t bytes);
+
+}  // namespace chorus::transport

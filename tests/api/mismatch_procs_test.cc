@@ -1,0 +1,92 @@
+// Mismatched collectives between processes on one host, where the ranks' messages may travel different ways: a
+// small message in a mailbox line where the peer expects slots, or a remote reference (single copy) where the types
+// differ. Every rank fails with chorusRemoteError well before the deadline, never hangs or returns garbage.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "chorus/chorus.h"
+#include "common/child.h"
+
+namespace chorus::test {
+namespace {
+
+constexpr int kTimeoutMs = 60000;
+
+// Each rank all-reduces count(rank) elements of type(rank); exit status 0 when the call failed with
+// chorusRemoteError in less than half the deadline.
+int allReduceMismatch(int rank, size_t count, chorusDataType_t type) {
+  chorusComm_t comm = nullptr;
+  if (chorusCommInitFromEnv(&comm, nullptr) != chorusSuccess) {
+    fprintf(stderr, "rank %d: init failed: %s\n", rank, chorusGetLastError(nullptr));
+    return 2;
+  }
+  std::vector<double> buf(count, 1.0);  // room for any type
+  auto t0 = std::chrono::steady_clock::now();
+  chorusResult_t rc = chorusAllReduce(buf.data(), buf.data(), count, type, chorusSum, comm, nullptr);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  fprintf(stderr, "rank %d: result %d after %lld ms: %s\n", rank, rc, static_cast<long long>(ms),
+          chorusGetLastError(comm));
+  chorusCommAbort(comm);
+  return rc == chorusRemoteError && ms < kTimeoutMs / 2 ? 0 : 1;
+}
+
+// 8 bytes (a mailbox line) against 400 bytes (a slot).
+const bool kMailbox = registerChild("mailbox_vs_slot", [](int rank, int, const std::vector<std::string>&) {
+  return allReduceMismatch(rank, rank == 0 ? 2 : 100, chorusFloat32);
+});
+
+// 4 MiB of int32 against 4 MiB of float32, by reference (CHORUS_CMA_MIN_BYTES=1).
+const bool kRefs = registerChild("ref_types", [](int rank, int, const std::vector<std::string>&) {
+  return allReduceMismatch(rank, size_t{1} << 20, rank == 0 ? chorusInt32 : chorusFloat32);
+});
+
+// A send of 8 bytes (a mailbox line) received as 400 bytes (slots): the receiver fails saying so.
+const bool kP2p = registerChild("p2p_sizes", [](int rank, int, const std::vector<std::string>&) {
+  chorusComm_t comm = nullptr;
+  if (chorusCommInitFromEnv(&comm, nullptr) != chorusSuccess) return 2;
+  std::vector<float> buf(100, 1.0f);
+  auto t0 = std::chrono::steady_clock::now();
+  chorusResult_t rc = rank == 0 ? chorusSend(buf.data(), 2, chorusFloat32, 1, comm, nullptr)
+                                : chorusRecv(buf.data(), 100, chorusFloat32, 0, comm, nullptr);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  const std::string msg = chorusGetLastError(comm);
+  fprintf(stderr, "rank %d: result %d after %lld ms: %s\n", rank, rc, static_cast<long long>(ms), msg.c_str());
+  if (rank == 0) usleep(500000);  // the receiver sees the mismatch, not the end of the communicator
+  chorusCommAbort(comm);
+  if (rank == 0) return rc == chorusSuccess ? 0 : 1;
+  return rc == chorusRemoteError && ms < kTimeoutMs / 2 && msg.find("disagree") != std::string::npos ? 0 : 1;
+});
+
+// Runs the child on 2 ranks; each must exit 0 (it checked its own outcome).
+void expectAllFail(const char* child, const std::map<std::string, std::string>& env) {
+  ChildOptions opt;
+  opt.timeoutSec = 120;
+  opt.env = env;
+  opt.env["CHORUS_TIMEOUT_MS"] = std::to_string(kTimeoutMs);
+  auto results = runChildren(child, 2, opt);
+  for (size_t r = 0; r < results.size(); ++r) EXPECT_EQ(results[r].exitCode, 0) << "rank " << r;
+}
+
+TEST(MismatchProcs, MailboxAgainstSlot) {
+  expectAllFail("mailbox_vs_slot", {});
+}
+
+TEST(MismatchProcs, SendAndRecvOfDifferentSizes) {
+  expectAllFail("p2p_sizes", {});
+}
+
+TEST(MismatchProcs, ReferencesOfDifferentTypes) {
+  expectAllFail("ref_types", {{"CHORUS_CMA_MIN_BYTES", "1"}});
+}
+
+}  // namespace
+}  // namespace chorus::test
+
+CHORUS_TEST_MAIN()
