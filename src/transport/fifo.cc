@@ -179,11 +179,16 @@ void waitOnUnnamed(FifoControl* f, const std::atomic<uint32_t>* counter, std::at
 
 }  // namespace
 
-size_t fifoBytes(int nslots, size_t slotBytes) {
-  return kHeaderBytes + static_cast<size_t>(nslots) * slotBytes;
+// A trailer keeps the next slot's payload on a cache line of its own.
+static size_t strideOf(size_t slotBytes, size_t trailerBytes) {
+  return slotBytes + ((trailerBytes + kCacheLine - 1) & ~(kCacheLine - 1));
 }
 
-FifoControl* fifoInit(void* mem, int nslots, size_t slotBytes) {
+size_t fifoBytes(int nslots, size_t slotBytes, size_t trailerBytes) {
+  return kHeaderBytes + static_cast<size_t>(nslots) * strideOf(slotBytes, trailerBytes);
+}
+
+FifoControl* fifoInit(void* mem, int nslots, size_t slotBytes, size_t trailerBytes) {
   CHORUS_CHECK_ARG(nslots >= 1 && nslots <= kMaxSlots, "FIFO depth ", nslots, " is outside [1, ", kMaxSlots, "]");
   // Counters wrap at 2^32; counter % nslots stays continuous across the wrap only for powers of two.
   CHORUS_CHECK_ARG((nslots & (nslots - 1)) == 0, "FIFO depth ", nslots, " is not a power of two");
@@ -193,6 +198,7 @@ FifoControl* fifoInit(void* mem, int nslots, size_t slotBytes) {
   auto* f = new (mem) FifoControl();
   f->nslots = static_cast<uint32_t>(nslots);
   f->slotBytes = slotBytes;
+  f->slotStride = strideOf(slotBytes, trailerBytes);
   return f;
 }
 

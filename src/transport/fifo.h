@@ -5,7 +5,8 @@
 // local memory on both sides of a socket, where a proxy thread is the remote end):
 //
 //   FifoControl   tail (producer) | head (consumer) | slot sizes, each on its own cache lines
-//   slot 0 .. slot nslots-1       nslots * slotBytes bytes of payload
+//   slot 0 .. slot nslots-1       nslots * slotStride bytes: each slot's payload (slotBytes), then the
+//                                 transport's trailer if it keeps one (the network transport's tag)
 //
 // The producer fills slot tail % nslots, stores its size, then publishes it by incrementing tail (release).
 // The consumer sees tail != head (acquire), reads the slot in place, then frees it by incrementing head.
@@ -62,7 +63,8 @@ struct FifoControl {
   std::atomic<uint32_t> producerSleeping;            // non-zero while the producer sleeps on head
   alignas(kCacheLine) std::atomic<uint32_t> closed;  // set by either end when it fails or goes away
   uint32_t nslots;
-  uint64_t slotBytes;
+  uint64_t slotBytes;   // payload bytes a slot holds
+  uint64_t slotStride;  // bytes from one slot to the next: slotBytes and the trailer (fifoInit)
   // Set by the consumer's transport when it made the FIFO: it may read the producer's memory (remote refs).
   uint32_t consumerReadsProducer;
   // Set by the transport when it made the FIFO: small messages travel through the mailbox.
@@ -73,25 +75,27 @@ struct FifoControl {
 };
 static_assert(sizeof(FifoControl) % kCacheLine == 0);
 
-// Bytes of memory a FIFO with this geometry needs (control block + slots, slots 4 KiB-aligned).
-size_t fifoBytes(int nslots, size_t slotBytes);
-// Initializes a FIFO in zeroed memory of fifoBytes(...) bytes. nslots must be a power of two in [1, kMaxSlots]
-// (the 32-bit counters wrap, and counter % nslots must not jump at the wrap); throws chorusInvalidArgument.
-FifoControl* fifoInit(void* mem, int nslots, size_t slotBytes);
+// Bytes of memory a FIFO with this geometry needs (control block + slots, slots 4 KiB-aligned). trailerBytes:
+// room the transport keeps after each slot's payload for its own use (0 for the host FIFOs).
+size_t fifoBytes(int nslots, size_t slotBytes, size_t trailerBytes = 0);
+// Initializes a FIFO in zeroed memory of fifoBytes(...) bytes of the same geometry. nslots must be a power of
+// two in [1, kMaxSlots] (the 32-bit counters wrap, and counter % nslots must not jump at the wrap); throws
+// chorusInvalidArgument.
+FifoControl* fifoInit(void* mem, int nslots, size_t slotBytes, size_t trailerBytes = 0);
 // Marks the FIFO closed (this end goes away or failed) and wakes whoever sleeps on either counter, so that
 // the far end's waits end with chorusRemoteError instead of their deadline.
 void fifoClose(FifoControl* f);
 // Payload of slot i of the FIFO at `mem`.
 inline char* fifoSlot(FifoControl* f, uint32_t i) {
-  return reinterpret_cast<char*>(f) + ((sizeof(FifoControl) + 4095) & ~size_t(4095)) + (i % f->nslots) * f->slotBytes;
+  return reinterpret_cast<char*>(f) + ((sizeof(FifoControl) + 4095) & ~size_t(4095)) + (i % f->nslots) * f->slotStride;
 }
 
 // A slot's size word: the payload bytes in the low 31 bits, bit 31 set when the slot holds a RemoteRef (the bytes
 // are then those the reference covers), and in the high 32 bits the tag of the operation that wrote it
 // (collectives/slot_tag.h: its sequence number and signature; 0 for untagged traffic). A receiver that compares
 // the whole word with the one it expects checks bytes, kind and operation in one comparison. The host FIFOs
-// (inproc, shm) carry the word as written; the network transport moves the payload alone through its plugin, so
-// its receiving ends hold the byte count only and check that (RecvConnection::bytesOnly).
+// (inproc, shm) carry the word as written; the network transport sends the tag after the payload, in the slot's
+// trailer, and its receiving end puts the word back together.
 constexpr uint64_t kSlotBytesMask = 0x7fffffffull;
 constexpr uint64_t kSlotRemoteRef = 0x80000000ull;
 inline uint64_t slotWord(size_t bytes, uint32_t tag) {
@@ -235,9 +239,6 @@ class RecvConnection : public Connection {
 
   size_t slotBytes() const { return fifo_->slotBytes; }
   int nslots() const { return static_cast<int>(fifo_->nslots); }
-  // Whether this connection's size words carry only the payload bytes, not the operation's tag (slotWord): the
-  // network transport moves the payload alone through a net plugin, so a receiver can check the bytes only.
-  bool bytesOnly() const { return bytesOnly_; }
   // The oldest published slot and its size, or nullptr when none is ready. Never blocks.
   const void* tryPeek(size_t* bytes) {
     uint64_t word = 0;
@@ -307,8 +308,6 @@ class RecvConnection : public Connection {
   // Wakes the producer sleeping on head. Virtual so that a transport whose far end is not a futex sleeper
   // (the socket proxy sleeps in poll) can wake it its own way; only called when producerSleeping is set.
   virtual void wakeProducer();
-  // For transports whose size words arrive without the tag (bytesOnly()).
-  void setBytesOnly() { bytesOnly_ = true; }
   // As SendConnection::setDriver.
   void setDriver(FifoDriver* driver) { driver_ = driver; }
   // For transports whose producer may publish remote refs: the producer's process.
@@ -316,7 +315,6 @@ class RecvConnection : public Connection {
   FifoControl* fifo_;
   PeerCheck check_;
   FifoDriver* driver_ = nullptr;
-  bool bytesOnly_ = false;
   pid_t remotePid_ = 0;  // 0: remote refs are a protocol error on this connection
 
  private:

@@ -10,7 +10,8 @@ namespace chorus::transport {
 
 class HostFifo {
  public:
-  HostFifo(int nslots, size_t slotBytes);
+  // trailerBytes as fifoBytes's.
+  HostFifo(int nslots, size_t slotBytes, size_t trailerBytes = 0);
   ~HostFifo();
   HostFifo(const HostFifo&) = delete;
   HostFifo& operator=(const HostFifo&) = delete;

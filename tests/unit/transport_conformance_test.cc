@@ -327,9 +327,8 @@ TEST_P(TransportTest, MailboxMessagesKeepOrder) {
         uint64_t word = 0;
         const bool mb = recv->mailbox() && n <= kMailboxBytes;
         const void* p = mb ? recv->mailboxPeekWord(&word, ctx) : recv->peekWord(&word, ctx);
-        // (The network transport carries the bytes of a slot's word only.)
-        const uint64_t want = recv->bytesOnly() ? n : slotWord(n, static_cast<uint32_t>(i));
-        TCHECK((recv->bytesOnly() ? word & kSlotBytesMask : word) == want, "message ", i, ": word ", word);
+        const uint64_t want = slotWord(n, static_cast<uint32_t>(i));
+        TCHECK(word == want, "message ", i, ": word ", word);
         memcpy(buf.data(), p, n);
         checkPattern(buf.data(), n, static_cast<uint64_t>(i));
         if (mb) {

@@ -119,9 +119,7 @@ void HostPrims::checkWord(int i, uint64_t word, size_t left) const {
   const size_t slice = std::min(sliceElems_, left) * elt;
   if (!transport::isRemoteRef(word)) {
     const uint64_t want = transport::slotWord(slice, cfg_.slotTag);
-    if (word != want && !(recvs_[i]->bytesOnly() && (word & transport::kSlotBytesMask) == slice)) {
-      mismatch(i, word, want);
-    }
+    if (word != want) mismatch(i, word, want);
     return;
   }
   // A reference covers whole slots' worth up to the call's end, so that slices stay on multiples of the slot.

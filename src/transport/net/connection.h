@@ -54,7 +54,6 @@ class RecvConnection : public transport::RecvConnection, private ProxyEnd {
   RecvConnection(std::shared_ptr<Proxy> proxy, std::shared_ptr<NetConn> state)
       : transport::RecvConnection(state->fifo.control(), state->what, [s = state.get()] { s->check(); }),
         ProxyEnd(std::move(proxy), std::move(state)) {
-    setBytesOnly();  // the plugin moves the payload; the operation's tag does not travel
     setDriver(driver());
   }
 

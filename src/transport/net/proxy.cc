@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "base/error.h"
 #include "base/futex.h"
@@ -24,6 +25,8 @@ constexpr uint64_t kIdleSleepNs = 100'000'000;  // nothing outstanding: sleep un
 constexpr uint64_t kPolledSleepNs = 10'000'000;
 constexpr int kMaxPollFdsPerComm = 16;
 constexpr uint32_t kTagMask = CHORUS_NET_MAX_TAG - 1;
+// The operation's tag (the size word's high half) after each message's payload.
+constexpr size_t kSlotTagBytes = sizeof(uint32_t);
 
 // Raises the proxy's sleeping flag on c's FIFO (the consumer's on a send FIFO, the producer's on a receive FIFO).
 void raiseFlag(NetConn& c) {
@@ -36,7 +39,7 @@ void raiseFlag(NetConn& c) {
 }  // namespace
 
 NetConn::NetConn(const chorusNet_v1_t* p, bool isSend, int nslots, size_t slotBytes, std::string name)
-    : plugin(p), send(isSend), fifo(nslots, slotBytes), what(std::move(name)) {}
+    : plugin(p), send(isSend), fifo(nslots, slotBytes, kSlotTagBytes), what(std::move(name)) {}
 
 NetConn::~NetConn() {
   // Close before the FIFO memory goes: a plugin may still write into a posted receive until closeRecv.
@@ -177,7 +180,7 @@ bool Proxy::establish(NetConn& c) {
   plugin_->closeListen(c.listenComm);
   c.listenComm = nullptr;
   FifoControl* f = c.fifo.control();
-  r = plugin_->regMr(c.comm, fifoSlot(f, 0), f->nslots * f->slotBytes, CHORUS_PTR_HOST, &c.mr);
+  r = plugin_->regMr(c.comm, fifoSlot(f, 0), f->nslots * f->slotStride, CHORUS_PTR_HOST, &c.mr);
   if (r != chorusNetSuccess) c.fail(detail::concat("regMr: ", pluginError(plugin_, r)));
   return true;
 }
@@ -200,8 +203,20 @@ static bool completeInOrder(const chorusNet_v1_t* plugin, bool userDrives, uint6
       break;
     }
     if (!done) break;
-    if (!c.send) f->sizes[c.completed % f->nslots] = size;
-    last = c.send ? f->sizes[c.completed % f->nslots] & kSlotBytesMask : size;
+    if (!c.send) {
+      // The message is the payload and then the operation's tag (progressSend): the size word gets both back.
+      if (size < kSlotTagBytes || size - kSlotTagBytes > f->slotBytes) {
+        c.requests.pop_front();
+        failure = detail::concat("a message of ", size, " bytes cannot be a slot of ", f->slotBytes,
+                                 " bytes and its tag (a peer of another version or build?)");
+        break;
+      }
+      const size_t bytes = size - kSlotTagBytes;
+      uint32_t tag = 0;
+      memcpy(&tag, fifoSlot(f, c.completed) + bytes, sizeof(tag));
+      f->sizes[c.completed % f->nslots] = slotWord(bytes, tag);
+    }
+    last = f->sizes[c.completed % f->nslots] & kSlotBytesMask;
     c.requests.pop_front();
     ++c.completed;
   }
@@ -226,9 +241,15 @@ bool Proxy::progressSend(NetConn& c) {
   bool moved = false;
   while (c.posted != tail) {
     void* req = nullptr;
-    // The payload alone travels (the tag of the size word stays here: the receiving end is bytesOnly()).
-    chorusNetResult_t r = plugin_->isend(c.comm, fifoSlot(f, c.posted), f->sizes[c.posted % f->nslots] & kSlotBytesMask,
-                                         static_cast<int>(c.posted & kTagMask), c.mr, &req);
+    // The payload travels with the operation's tag after it, in the slot's trailer, so that the receiver checks
+    // bytes and operation as over shared memory (a same-size message of another operation is a mismatch).
+    const uint64_t word = f->sizes[c.posted % f->nslots];
+    const size_t bytes = word & kSlotBytesMask;
+    const uint32_t tag = static_cast<uint32_t>(word >> 32);
+    char* slot = fifoSlot(f, c.posted);
+    memcpy(slot + bytes, &tag, sizeof(tag));
+    chorusNetResult_t r =
+        plugin_->isend(c.comm, slot, bytes + kSlotTagBytes, static_cast<int>(c.posted & kTagMask), c.mr, &req);
     if (r != chorusNetSuccess) {
       c.fail(detail::concat("isend: ", pluginError(plugin_, r)));
       return true;
@@ -249,7 +270,8 @@ bool Proxy::postRecvs(NetConn& c) {
   while (c.posted - head < f->nslots) {
     void* req = nullptr;
     chorusNetResult_t r =
-        plugin_->irecv(c.comm, fifoSlot(f, c.posted), f->slotBytes, static_cast<int>(c.posted & kTagMask), c.mr, &req);
+        plugin_->irecv(c.comm, fifoSlot(f, c.posted), f->slotBytes + kSlotTagBytes, static_cast<int>(c.posted & kTagMask),
+                       c.mr, &req);
     if (r != chorusNetSuccess) {
       c.fail(detail::concat("irecv: ", pluginError(plugin_, r)));
       return true;

@@ -102,7 +102,7 @@ std::unique_ptr<Connection> NetTransport::connectSend(const ConnectSpec& spec, c
   }
   FifoControl* f = state->fifo.control();
   chorusNetResult_t r =
-      plugin->regMr(state->comm, fifoSlot(f, 0), f->nslots * f->slotBytes, CHORUS_PTR_HOST, &state->mr);
+      plugin->regMr(state->comm, fifoSlot(f, 0), f->nslots * f->slotStride, CHORUS_PTR_HOST, &state->mr);
   if (r != chorusNetSuccess) CHORUS_THROW(Status::kSystemError, state->what, ": regMr: ", pluginError(plugin, r));
   p->add(state);
   return std::make_unique<SendConnection>(std::move(p), std::move(state));
