@@ -5,13 +5,18 @@
 # Results go to perf/results/<name>.txt and perf/results/*.png (gnuplot). Used for docs/performance.md.
 #
 #   perf/compare.sh [BUILD_DIR]
+#
+# BIND=core runs every mpirun with mpirun's default binding (one core per rank while ranks <= cores; Slurm's
+# --cpu-bind=cores does the same) instead of --bind-to none, and writes to perf/results/bound/ (OUT overrides
+# the folder). TCP=0 leaves out the TCP runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 bin=$build/bin
-out=perf/results
+bind=${BIND:-none}
+if [ "$bind" = none ]; then out=${OUT:-perf/results}; else out=${OUT:-perf/results/bound}; fi
 mkdir -p "$out"
-mpirun=(mpirun --allow-run-as-root --oversubscribe --mca btl self,vader --bind-to none)
+mpirun=(mpirun --allow-run-as-root --oversubscribe --mca btl self,vader --bind-to "$bind")
 iters=(-w 2 -n 10 -c 1)
 
 run() {  # run NAME COMMAND...
@@ -25,7 +30,7 @@ run() {  # run NAME COMMAND...
 for np in 2 4 8; do
   run "all_reduce_np$np" "${mpirun[@]}" -np $np "$bin/all_reduce_perf" -b 8 -e 256M -f 4 "${iters[@]}" --compare mpi
 done
-for coll in all_gather reduce_scatter broadcast alltoall; do
+for coll in all_gather reduce_scatter broadcast alltoall sendrecv; do
   for np in 2 4 8; do
     run "${coll}_np$np" "${mpirun[@]}" -np $np "$bin/${coll}_perf" -b 8 -e 256M -f 16 "${iters[@]}" --compare mpi
   done
@@ -41,10 +46,14 @@ for coll in all_gather reduce_scatter; do
   run "${coll}_large_np2" "${mpirun[@]}" -np 2 "$bin/${coll}_perf" -b 16M -e 128M -f 2 "${iters[@]}" --compare mpi
 done
 # TCP between two simulated hosts: Chorus (socket transport) and Open MPI (btl tcp) in separate runs.
+if [ "${TCP:-1}" = 1 ]; then
 run all_reduce_tcp_chorus "$bin/chorusrun" -np 2 --hosts 2 "$bin/all_reduce_perf" -b 8 -e 128M -f 16 "${iters[@]}"
 run all_reduce_tcp_mpi mpirun --allow-run-as-root --oversubscribe --mca btl tcp,self -np 2 "$bin/all_reduce_perf" \
   -b 8 -e 128M -f 16 "${iters[@]}" --backend mpi
-for coll in all_reduce all_gather reduce_scatter broadcast alltoall; do
+fi
+for coll in all_reduce all_gather reduce_scatter broadcast alltoall sendrecv; do
   perf/plot.sh -o "$out/${coll}.png" -t "$coll busbw, Chorus vs Open MPI (2, 4, 8 ranks, 2 cores)" "$out/${coll}"_np?.txt
 done
-perf/plot.sh -o "$out/all_reduce_tcp.png" -t "all_reduce over TCP, 2 simulated hosts" "$out"/all_reduce_tcp_*.txt
+if [ "${TCP:-1}" = 1 ]; then
+  perf/plot.sh -o "$out/all_reduce_tcp.png" -t "all_reduce over TCP, 2 simulated hosts" "$out"/all_reduce_tcp_*.txt
+fi

@@ -269,9 +269,8 @@ bool Proxy::postRecvs(NetConn& c) {
   bool moved = false;
   while (c.posted - head < f->nslots) {
     void* req = nullptr;
-    chorusNetResult_t r =
-        plugin_->irecv(c.comm, fifoSlot(f, c.posted), f->slotBytes + kSlotTagBytes, static_cast<int>(c.posted & kTagMask),
-                       c.mr, &req);
+    chorusNetResult_t r = plugin_->irecv(c.comm, fifoSlot(f, c.posted), f->slotBytes + kSlotTagBytes,
+                                         static_cast<int>(c.posted & kTagMask), c.mr, &req);
     if (r != chorusNetSuccess) {
       c.fail(detail::concat("irecv: ", pluginError(plugin_, r)));
       return true;
