@@ -493,6 +493,17 @@ double expectFailure(void* req, pid_t pid, const char* what) {
   return 0;
 }
 
+// Accepts the child process's connection on `listen` (it has 20 s to connect).
+void* acceptChild(void* listen) {
+  void* comm = nullptr;
+  auto start = Clock::now();
+  while (comm == nullptr) {
+    ok(net->accept(listen, &comm), "accept");
+    CHECK(since(start) < 20, "the child did not connect");
+  }
+  return comm;
+}
+
 void casePeerDies(const char* self) {
   {  // the sender dies: our second receive must fail
     Child c(self, "send");
@@ -500,12 +511,7 @@ void casePeerDies(const char* self) {
     void* listen;
     ok(net->listen(0, handle, &listen), "listen");
     CHECK(write(c.in, handle, sizeof(handle)) == sizeof(handle));
-    void* comm = nullptr;
-    auto start = Clock::now();
-    while (comm == nullptr) {
-      ok(net->accept(listen, &comm), "accept");
-      CHECK(since(start) < 20, "the child did not connect");
-    }
+    void* comm = acceptChild(listen);
     Buffer r(comm, 1 << 20);
     CHECK(wait(post(false, comm, r.data(), 1 << 20, 0, r.mr), 20) == 1000);
     void* req = postToDying(false, comm, r.data(), 1 << 20, 1, r.mr, "sender died");
@@ -548,17 +554,12 @@ void caseSenderLeaves(const char* self) {
   void* listen;
   ok(net->listen(0, handle, &listen), "listen");
   CHECK(write(c.in, handle, sizeof(handle)) == sizeof(handle));
-  void* comm = nullptr;
-  auto start = Clock::now();
-  while (comm == nullptr) {
-    ok(net->accept(listen, &comm), "accept");
-    CHECK(since(start) < 20, "the child did not connect");
-  }
+  void* comm = acceptChild(listen);
   Buffer r(comm, (kLeavingMessages + 2) * kLeavingBytes);
   CHECK(wait(post(false, comm, r.data(), kLeavingBytes, 0, r.mr), 20) == 100);
   // Hands off until the child exits; a plugin whose sends need the receiver to progress is let go on after
   // 5 s (the case then no longer tests the race, but still every message).
-  start = Clock::now();
+  auto start = Clock::now();
   int status = 0;
   bool exited = false;
   while (!exited && since(start) < 5) {

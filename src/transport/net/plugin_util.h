@@ -104,6 +104,18 @@ inline void setNoDelay(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
+// Accepts every connection waiting on the non-blocking listener `fd`, each non-blocking, close-on-exec and
+// with TCP_NODELAY, and hands its fd to take(fd).
+template <typename Take>
+void acceptWaiting(int fd, Take take) {
+  for (;;) {
+    int c = ::accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (c < 0) return;
+    setNoDelay(c);
+    take(c);
+  }
+}
+
 // A non-blocking listener on `where` (any port); fills where->port. Returns the fd or -1 (lastError set).
 inline int listenOn(WireAddress* where) {
   sockaddr_storage ss;

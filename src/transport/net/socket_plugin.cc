@@ -219,12 +219,7 @@ chorusNetResult_t accept(void* listenComm, void** recvComm) {
     l->comm = std::make_unique<Comm>();
     l->comm->streams.resize(l->nstreams);
   }
-  for (;;) {
-    int fd = ::accept4(l->fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) break;
-    setNoDelay(fd);
-    l->pending.push_back({fd, {}, 0});
-  }
+  acceptWaiting(l->fd, [l](int fd) { l->pending.push_back({fd, {}, 0}); });
   for (auto& p : l->pending) {
     int r = recvSome(p.fd, &p.hello, sizeof(p.hello), &p.got);
     if (r < 0) closeFd(&p.fd);

@@ -7,6 +7,7 @@
 
 #include "transport/net/ib/comm.h"
 #include "transport/net/ib/plugin_state.h"
+#include "transport/net/plugin_util.h"
 
 namespace chorus::netplugin::ib {
 namespace {
@@ -168,15 +169,12 @@ chorusNetResult_t ibConnect(int dev, void* handle, void** sendComm) {
 chorusNetResult_t ibAccept(void* listenComm, void** recvComm) {
   *recvComm = nullptr;
   auto* l = static_cast<ListenComm*>(listenComm);
-  for (;;) {
-    int fd = ::accept4(l->fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) break;
-    setNoDelay(fd);
+  acceptWaiting(l->fd, [l](int fd) {
     auto c = std::make_unique<Comm>();
     c->fd = fd;
     c->setup = std::make_unique<Setup>();
     l->pending.push_back(std::move(c));
-  }
+  });
   chorusNetResult_t result = chorusNetSuccess;
   for (auto& c : l->pending) {
     int r = stepAccept(c.get(), *l);

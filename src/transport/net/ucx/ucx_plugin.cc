@@ -334,16 +334,13 @@ chorusNetResult_t connect(int, void* handle, void** sendComm) {
 chorusNetResult_t accept(void* listenComm, void** recvComm) {
   *recvComm = nullptr;
   auto* l = static_cast<ListenComm*>(listenComm);
-  for (;;) {
-    int fd = ::accept4(l->fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) break;
-    setNoDelay(fd);
+  acceptWaiting(l->fd, [l](int fd) {
     auto c = std::make_unique<Comm>();
     c->fd = fd;
     c->connId = gNextConnId.fetch_add(1) & 0xffffff;
     prepareFrame(c.get());
     l->pending.push_back(std::move(c));
-  }
+  });
   for (auto& c : l->pending) {
     int r = exchange(c.get());
     if (r < 0) {
