@@ -6,9 +6,9 @@
 #
 #   perf/compare.sh [BUILD_DIR]
 #
-# BIND=core runs every mpirun with mpirun's default binding (one core per rank while ranks <= cores; Slurm's
-# --cpu-bind=cores does the same) instead of --bind-to none, and writes to perf/results/bound/ (OUT overrides
-# the folder). TCP=0 leaves out the TCP runs.
+# BIND=default runs every mpirun with mpirun's default binding (one core per rank for up to 2 ranks, the package
+# beyond; Slurm's --cpu-bind=cores binds like the first) instead of --bind-to none, and writes to
+# perf/results/bound/ (OUT overrides the folder). TCP=0 leaves out the TCP runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -16,7 +16,8 @@ bin=$build/bin
 bind=${BIND:-none}
 if [ "$bind" = none ]; then out=${OUT:-perf/results}; else out=${OUT:-perf/results/bound}; fi
 mkdir -p "$out"
-mpirun=(mpirun --allow-run-as-root --oversubscribe --mca btl self,vader --bind-to "$bind")
+mpirun=(mpirun --allow-run-as-root --oversubscribe --mca btl self,vader)
+[ "$bind" = default ] || mpirun+=(--bind-to "$bind")
 iters=(-w 2 -n 10 -c 1)
 
 run() {  # run NAME COMMAND...

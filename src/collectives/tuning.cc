@@ -18,8 +18,6 @@ constexpr LinkCost kShm{1.0, 8.0};
 constexpr LinkCost kNet{15.0, 2.0};
 // Largest message of a direct algorithm (an all-reduce moves (nranks-1) times its buffer per rank).
 constexpr size_t kDirectMaxBytes = 32u << 10;
-// Single copy (useSingleCopy) from this many bytes per operation: measured in docs/performance.md.
-constexpr size_t kSingleCopyMinBytes = 1u << 20;
 
 LinkCost linkCost(const TuningContext& t) {
   return t.nHosts > 1 ? kNet : kShm;
@@ -152,12 +150,16 @@ void chooseFresh(CollOp& op, const TuningContext& t) {
 }  // namespace
 
 bool useSingleCopy(CollType type, size_t bytes) {
-  const int64_t forced = param::CmaMinBytes();
-  if (forced > 0) return bytes >= static_cast<size_t>(forced);
-  // A transfer that fits the FIFO's slots completes without its receiver (a send posted before the matching
-  // receive, outside a group, does not block); by reference it would wait for the receiver: only beyond that.
-  if (isP2p(type)) return bytes > std::max(kSingleCopyMinBytes, transport::fifoSlotBytes() * transport::kFifoSlots);
-  return bytes >= kSingleCopyMinBytes;
+  // Off unless CHORUS_CMA_MIN_BYTES asks for it: measured against the two-copy path on the same build
+  // (docs/performance.md, "Single copy"), it won nowhere clearly on this machine (out-of-place broadcast 0-25 %,
+  // all-gather within noise) and lost where it matters: in-place broadcast 2.5-4x slower, all-to-all and
+  // send/recv of 4-16 MiB up to 2x slower.
+  const int64_t from = param::CmaMinBytes();
+  if (from <= 0) return false;
+  // A point-to-point transfer that fits the FIFO's slots completes without its receiver (a send posted before
+  // the matching receive, outside a group, does not block); by reference it would wait for the receiver.
+  if (isP2p(type) && bytes <= transport::fifoSlotBytes() * transport::kFifoSlots) return false;
+  return bytes >= static_cast<size_t>(from);
 }
 
 void tune(CollOp& op, const TuningContext& t) {

@@ -49,9 +49,10 @@ void tune(CollOp& op, const TuningContext& t);
 
 // The size from which an operation of `type` moves its data between processes of one host with one copy (the
 // receiver reads the sender's buffer, transport/cma.h) where the connection allows it, instead of two through the
-// FIFO slots: `bytes` as collBytes counts them, or the size of a point-to-point transfer. CHORUS_CMA_MIN_BYTES
-// overrides the measured default; by default a point-to-point transfer that fits the FIFO's slots is never sent by
-// reference. The only place this choice is made (the host executor asks it per operation).
+// FIFO slots: `bytes` as collBytes counts them, or the size of a point-to-point transfer. Only from
+// CHORUS_CMA_MIN_BYTES bytes (0, the default: never; measured slower than two copies where it differs), and never
+// for a point-to-point transfer that fits the FIFO's slots. The only place this choice is made (the host executor
+// asks it per operation).
 bool useSingleCopy(CollType type, size_t bytes);
 
 // Parses a CHORUS_ALGO value ("ring", "tree", "direct", or per function "allreduce:tree;ring") and returns

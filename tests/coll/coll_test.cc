@@ -91,10 +91,10 @@ TEST_P(CollProcsWide, Quick) {
 }
 INSTANTIATE_TEST_SUITE_P(Ranks, CollProcsWide, ::testing::Values(5, 8));
 
-// Single copy between processes (the receiver reads the sender's buffer, transport/cma.h) for every operation of
-// any size (CHORUS_CMA_MIN_BYTES=1), so that every collective x type x count goes through it; and the same with it
-// forced off (CHORUS_CMA_DISABLE=1: every byte through the FIFO slots). The default threshold takes it for the
-// full sweep's largest counts only.
+// Single copy between processes (the receiver reads the sender's buffer, transport/cma.h) for every collective
+// of any size (CHORUS_CMA_MIN_BYTES=1), so that every collective x type x count goes through it (point-to-point
+// transfers only beyond the FIFO's 1 MiB); and the same with it forced off (CHORUS_CMA_DISABLE=1: every byte
+// through the FIFO slots). By default (CHORUS_CMA_MIN_BYTES=0) nothing goes by reference.
 const std::map<std::string, std::string> kSingleCopyAlways = {{"CHORUS_CMA_MIN_BYTES", "1"}};
 const std::map<std::string, std::string> kSingleCopyOff = {{"CHORUS_CMA_MIN_BYTES", "1"}, {"CHORUS_CMA_DISABLE", "1"}};
 
