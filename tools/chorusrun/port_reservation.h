@@ -1,6 +1,7 @@
-// A free loopback TCP port for the job's rendezvous. The port stays bound (SO_REUSEADDR, not listening) for
-// the life of the reservation, so the kernel hands it to no other socket, while rank 0 can still bind and
-// listen on it with SO_REUSEADDR, as base/socket.h's Socket::listen does.
+// A free loopback TCP port for the job's rendezvous, chosen below the kernel's ephemeral range. The port stays
+// bound (SO_REUSEADDR, not listening) for the life of the reservation, so the kernel hands it to no other socket
+// of this network namespace, while rank 0 can still bind and listen on it with SO_REUSEADDR, as base/socket.h's
+// Socket::listen does.
 #pragma once
 
 #include <string>
@@ -9,7 +10,8 @@ namespace chorus::launcher {
 
 class PortReservation {
  public:
-  // Binds 127.0.0.1:0; throws chorus::Error (chorusSystemError) when that fails.
+  // Binds 127.0.0.1 on a free port in [20000, 32767] (any free port when 64 random tries find none); throws
+  // chorus::Error (chorusSystemError) when that fails.
   PortReservation();
   ~PortReservation();
   PortReservation(const PortReservation&) = delete;
