@@ -55,6 +55,12 @@ void Waiter::reset() {
 }
 
 void Waiter::pause(const std::atomic<uint32_t>* word, uint32_t observed) {
+  if (word == nullptr) return pauseAny(nullptr, 0);
+  const FutexWord w{word, observed};
+  pauseAny(&w, 1);
+}
+
+void Waiter::pauseAny(const FutexWord* words, int n) {
   ++iter_;
   if (phase_ == 0) {
     cpuRelax();
@@ -71,11 +77,18 @@ void Waiter::pause(const std::atomic<uint32_t>* word, uint32_t observed) {
       if ((iter_ & 15) == 0) checkWaitInterrupted(ctx_);
       return;
     }
+    // No sleep in this call: sleeping() is true from now on, and a caller that sleeps only on words it asks a
+    // waker for (a raised sleeping flag) gets one more look before the first sleep, instead of 200 us blind.
     phase_ = 2;
+    checkWaitInterrupted(ctx_);
+    return;
   }
   if (phase_ == 2) {
-    if (word != nullptr) {
-      futexWait(word, observed, 1000);  // 1 ms slices bound the latency of abort and liveness checks
+    // 1 ms slices bound the latency of abort and liveness checks.
+    if (n == 1) {
+      futexWait(words[0].word, words[0].seen, 1000);
+    } else if (n > 1) {
+      futexWaitAny(words, n, 1000);
     } else {
       struct timespec ts = {0, 200000};
       nanosleep(&ts, nullptr);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "base/deadline.h"
+#include "base/futex.h"
 #include "base/status.h"
 
 namespace chorus {
@@ -56,6 +57,9 @@ class Waiter {
   // One step of waiting. When word is non-null and still equals `observed`, the sleep phase sleeps on it.
   // Throws chorus::Error on abort, timeout or a dead peer.
   void pause(const std::atomic<uint32_t>* word = nullptr, uint32_t observed = 0);
+  // The same for a wait on several words at once: the sleep phase ends at a wake on any of them (futexWaitAny;
+  // n == 0 sleeps 200 us, as pause() without a word).
+  void pauseAny(const FutexWord* words, int n);
   // Starts over from the spinning phase (call after progress, so that the next wait spins first).
   void reset();
   // True once the waiter has passed the spinning phase (producers then need a futexWake).

@@ -268,6 +268,13 @@ void SendConnection::wakeMailboxConsumer(MailboxLine& l) {
   wakeConsumer();  // it may sleep on a slot instead: the order of messages is the receiver's to keep
 }
 
+int SendConnection::raiseSleepFlag(FutexWord* words) {
+  fifo_->producerSleeping.store(1, std::memory_order_seq_cst);
+  words[0] = {&fifo_->head, fifo_->head.load(std::memory_order_seq_cst)};
+  words[1] = {&fifo_->mailboxAck, fifo_->mailboxAck.load(std::memory_order_seq_cst)};
+  return 2;
+}
+
 void SendConnection::checkPeer() const {
   // The transport's probe first: it knows why the far end went away (socket error, process exit).
   if (check_) check_();
@@ -329,6 +336,14 @@ const void* RecvConnection::waitMailboxLine(MailboxLine& l, uint64_t* word, cons
 
 void RecvConnection::wakeMailboxProducer() {
   futexWake(&fifo_->mailboxAck);
+}
+
+int RecvConnection::raiseSleepFlag(FutexWord* words) {
+  fifo_->consumerSleeping.store(1, std::memory_order_seq_cst);
+  MailboxLine& l = fifo_->lines[mailboxRead_ % kMailboxLines];
+  words[0] = {&fifo_->tail, fifo_->tail.load(std::memory_order_seq_cst)};
+  words[1] = {&l.seq, l.seq.load(std::memory_order_seq_cst)};
+  return 2;
 }
 
 void RecvConnection::checkPeer() const {

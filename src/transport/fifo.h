@@ -205,6 +205,15 @@ class SendConnection : public Connection {
   // Throws if the far end is gone (checks the closed flag, then the transport's probe).
   void checkPeer() const;
   FifoControl* fifo() const { return fifo_; }
+  // For a thread that waits on several connections at once (the point-to-point engine sleeps in futexWaitAny):
+  // raises this end's sleeping flag, so that the consumer's next release wakes it, and writes the two words that
+  // release changes (head, mailboxAck) with their current values to words[0..1]; returns 2. The caller looks at
+  // the connection again before it sleeps (a release in between is then seen) and lowers the flag after.
+  // Not for a connection that the waiting thread drives (driven()): its far end moves only when driven.
+  int raiseSleepFlag(FutexWord* words);
+  void lowerSleepFlag() { fifo_->producerSleeping.store(0, std::memory_order_relaxed); }
+  // Whether the waiting thread moves the far end itself (FifoDriver); a wait must then not sleep on a futex.
+  bool driven() const { return driver_ != nullptr; }
 
  protected:
   void publish(uint64_t word) {
@@ -303,6 +312,11 @@ class RecvConnection : public Connection {
   void close() override { fifoClose(fifo_); }
   void checkPeer() const;
   FifoControl* fifo() const { return fifo_; }
+  // As SendConnection::raiseSleepFlag, for the consumer: the words a publish changes are tail and the next
+  // mailbox line's sequence word.
+  int raiseSleepFlag(FutexWord* words);
+  void lowerSleepFlag() { fifo_->consumerSleeping.store(0, std::memory_order_relaxed); }
+  bool driven() const { return driver_ != nullptr; }
 
  protected:
   // Wakes the producer sleeping on head. Virtual so that a transport whose far end is not a futex sleeper

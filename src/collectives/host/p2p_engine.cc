@@ -18,6 +18,7 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
     size_t off = 0;
     transport::SendConnection* send = nullptr;
     transport::RecvConnection* recv = nullptr;
+    bool flagged = false;  // its sleeping flag is raised (below)
   };
   thread_local std::vector<Progress> queues;
   queues.clear();
@@ -48,7 +49,43 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
     CHORUS_THROW(Status::kRemoteError, c.what(), ": received ", got, " bytes where a transfer of ", want,
                  " bytes was expected: the send and the receive disagree on the size");
   };
+  // Past the spinning phase, the thread sleeps on every connection it waits for at once (futexWaitAny), so
+  // that whichever far end moves first wakes it: the sleeping flags are raised, the queues looked at once more
+  // (what arrived before the flags were up is seen there), then the thread sleeps on the words read when the
+  // flags went up. A wait that includes a connection this thread drives (the network) polls instead, as it
+  // must move that connection itself; so does one on more queues than one sleep can watch.
+  thread_local std::vector<FutexWord> words;
+  words.clear();
+  struct Flags {
+    std::vector<Progress>& queues;
+    void lower() {
+      for (Progress& p : queues) {
+        if (!p.flagged) continue;
+        if (p.send) p.send->lowerSleepFlag();
+        if (p.recv) p.recv->lowerSleepFlag();
+        p.flagged = false;
+      }
+    }
+    ~Flags() { lower(); }
+  } flags{queues};
+  auto raise = [&] {
+    words.clear();
+    for (Progress& p : queues) {
+      if (p.cur == p.q->count) continue;
+      if ((p.send && p.send->driven()) || (p.recv && p.recv->driven()) || words.size() + 2 > kMaxFutexWords) {
+        flags.lower();
+        words.clear();
+        return false;
+      }
+      FutexWord w[2];
+      const int n = p.send ? p.send->raiseSleepFlag(w) : p.recv->raiseSleepFlag(w);
+      p.flagged = true;
+      words.insert(words.end(), w, w + n);
+    }
+    return true;
+  };
   Waiter waiter(ctx);
+  bool armed = false;
   for (;;) {
     bool pending = false;
     bool progress = false;
@@ -136,11 +173,20 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
     }
     if (!pending) break;
     if (progress) {
+      if (armed) flags.lower();
+      armed = false;
       waiter.reset();
+    } else if (armed) {
+      waiter.pauseAny(words.data(), static_cast<int>(words.size()));
+      flags.lower();
+      armed = false;
+    } else if (waiter.sleeping() && raise()) {
+      armed = true;
     } else {
       waiter.pause();
     }
   }
+  flags.lower();
   // Receivers read this rank's buffers until they free the references: the transfers end after that.
   if (!ledger.empty()) ledger.drain(ctx);
 }
