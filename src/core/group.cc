@@ -47,25 +47,54 @@ void recordQueued(Comm* comm, coll::CollOp* op) {
   if (FlightRecorder* fr = comm->recorder(); fr != nullptr && fr->enabled()) op->recordSeq = fr->queued(*op);
 }
 
+// Whether the calls make one work on the NULL stream: host calls of one communicator, none on a host stream.
+bool oneBlockingWork(const std::vector<PendingCall>& calls) {
+  if (calls.empty()) return false;
+  for (const PendingCall& c : calls) {
+    if (c.comm != calls[0].comm || c.stream.host != nullptr || c.comm->device() >= 0) return false;
+  }
+  return true;
+}
+
 // Launches the calls: one launch per stream, each holding one work per communicator (ops in issue order).
 // Enqueued launches return at once; the NULL stream's launch runs here, after the others are enqueued (they
 // may be the peers it waits for).
 void launch(const std::vector<PendingCall>& allCalls) {
 #if CHORUS_BUILD_CUDA  // calls of CUDA communicators go to the device path, on their cudaStream_t
-  std::vector<PendingCall> calls;
-  std::vector<DeviceCall> deviceCalls;
-  for (const PendingCall& c : allCalls) {
-    if (c.comm->device() >= 0) {
-      deviceCalls.push_back(DeviceCall{c.comm, c.stream.cuda, c.op});
-    } else {
-      calls.push_back(c);
+  const bool anyDevice =
+      std::any_of(allCalls.begin(), allCalls.end(), [](const PendingCall& c) { return c.comm->device() >= 0; });
+  std::vector<PendingCall> hostCalls;  // only filled when the group mixes both kinds
+  if (anyDevice) {
+    std::vector<DeviceCall> deviceCalls;
+    for (const PendingCall& c : allCalls) {
+      if (c.comm->device() >= 0) {
+        deviceCalls.push_back(DeviceCall{c.comm, c.stream.cuda, c.op});
+      } else {
+        hostCalls.push_back(c);
+      }
     }
+    launchDeviceCalls(deviceCalls);
+    if (hostCalls.empty()) return;
   }
-  if (!deviceCalls.empty()) launchDeviceCalls(deviceCalls);
-  if (calls.empty()) return;
+  const std::vector<PendingCall>& calls = anyDevice ? hostCalls : allCalls;
 #else
   const std::vector<PendingCall>& calls = allCalls;
 #endif
+  if (oneBlockingWork(calls)) {
+    // The common group (a send and a receive, or a few collectives, of one communicator on the NULL stream): one
+    // work, run here in storage that is reused, so a warm group allocates nothing.
+    thread_local std::vector<CommWork> works(1);
+    works[0].comm = calls[0].comm;
+    works[0].ops.clear();
+    for (const PendingCall& c : calls) {
+      works[0].ops.push_back(c.op);
+      c.comm->opEnqueued();
+      recordQueued(c.comm, &works[0].ops.back());
+    }
+    const Failure f = executeLaunch(works);
+    if (!f.ok()) f.raise();
+    return;
+  }
   std::vector<HostStream*> streamOrder;
   std::map<HostStream*, std::vector<CommWork>> byStream;
   for (const PendingCall& c : calls) {
@@ -100,8 +129,9 @@ bool inGroup() {
 }
 
 void submit(Comm* comm, CallStream stream, const coll::CollOp& op) {
-  if (group.depth > 0) {
-    group.calls.push_back(PendingCall{comm, stream, op});
+  GroupState& g = group;  // one look-up of the thread's state (a call into the dynamic linker in a shared library)
+  if (g.depth > 0) {
+    g.calls.push_back(PendingCall{comm, stream, op});
     return;
   }
   if (comm->device() < 0) {
@@ -144,6 +174,7 @@ namespace {
 // creations in issue order, since they take turns on its bootstrap as the ranks' calls must match. Returns the
 // first failure (its message, naming the call, in *error), else kSuccess.
 Status runCreations(const std::vector<Creation>& creations, std::string* error) {
+  if (creations.empty()) return Status::kSuccess;
   std::vector<Comm*> parents;
   for (const Creation& c : creations) {
     if (std::find(parents.begin(), parents.end(), c.parent) == parents.end()) parents.push_back(c.parent);
@@ -244,14 +275,22 @@ bool groupSimulateEnd(double* estimatedUs, Status* firstError, std::string* erro
 }
 
 Status groupEnd() {
-  CHORUS_CHECK_USAGE(group.depth > 0, "chorusGroupEnd called without a matching chorusGroupStart");
-  if (--group.depth > 0) return Status::kSuccess;
-  std::vector<PendingCall> calls = std::move(group.calls);
-  std::vector<Comm*> created = std::move(group.inits);
-  std::vector<Creation> creations = std::move(group.creations);
-  Status first = group.firstError;
-  std::string msg = std::move(group.firstMessage);
-  group = GroupState{};
+  GroupState& g = group;
+  CHORUS_CHECK_USAGE(g.depth > 0, "chorusGroupEnd called without a matching chorusGroupStart");
+  if (--g.depth > 0) return Status::kSuccess;
+  // The calls move to storage of their own (a launch may fail, and the next group must start empty), and the two
+  // vectors trade places so that both keep their capacity: a warm group allocates nothing for its calls.
+  thread_local std::vector<PendingCall> calls;
+  calls.clear();
+  calls.swap(g.calls);
+  std::vector<Comm*> created = std::move(g.inits);
+  std::vector<Creation> creations = std::move(g.creations);
+  Status first = g.firstError;
+  std::string msg = std::move(g.firstMessage);
+  g.inits.clear();
+  g.creations.clear();
+  g.firstError = Status::kSuccess;
+  g.firstMessage.clear();
   std::string initError;
   const Status inits = finishInits(created, &initError);
   if (inits != Status::kSuccess && inits != Status::kInProgress) {

@@ -189,33 +189,47 @@ void lowerP2p(const CollOp& op, const PlanContext& ctx, size_t collsBefore, Plan
 }
 
 // Splits the tasks into copies to oneself (the k-th send to oneself feeds the k-th receive from oneself) and
-// queues per (peer, direction); transfers of no bytes to a peer are dropped.
+// queues per (peer, direction); transfers of no bytes to a peer are dropped. Allocates nothing once the plan's
+// storage has grown to the work's size (a blocking send/recv of a few bytes is planned on every call).
 void finishP2p(const PlanContext& ctx, Plan* plan) {
   std::vector<P2pTask>& tasks = plan->tasks;
-  std::vector<P2pTask> selfSends, selfRecvs;
-  std::vector<P2pTask> peers;
+  size_t selfSends = 0, selfRecvs = 0;
   for (const P2pTask& t : tasks) {
-    if (t.peer == ctx.rank) {
-      (t.send ? selfSends : selfRecvs).push_back(t);
-    } else if (t.bytes > 0) {
-      peers.push_back(t);
-    }
+    if (t.peer == ctx.rank) ++(t.send ? selfSends : selfRecvs);
   }
-  CHORUS_CHECK_USAGE(selfSends.size() == selfRecvs.size(), "rank ", ctx.rank, " posted ", selfSends.size(),
-                     " sends to itself but ", selfRecvs.size(), " receives from itself");
-  for (size_t i = 0; i < selfSends.size(); ++i) {
-    const P2pTask& s = selfSends[i];
-    const P2pTask& r = selfRecvs[i];
+  CHORUS_CHECK_USAGE(selfSends == selfRecvs, "rank ", ctx.rank, " posted ", selfSends, " sends to itself but ",
+                     selfRecvs, " receives from itself");
+  // Self copies: the k-th send to oneself with the k-th receive from oneself.
+  size_t nextRecv = 0;
+  for (size_t i = 0; selfSends > 0 && i < tasks.size(); ++i) {
+    const P2pTask& s = tasks[i];
+    if (s.peer != ctx.rank || !s.send) continue;
+    while (tasks[nextRecv].peer != ctx.rank || tasks[nextRecv].send) ++nextRecv;
+    const P2pTask& r = tasks[nextRecv++];
     CHORUS_CHECK_USAGE(s.bytes == r.bytes, "rank ", ctx.rank, ": a send to itself of ", s.bytes,
                        " bytes meets a receive of ", r.bytes, " bytes");
     if (s.bytes == 0 || (s.staged < 0 && s.src == r.dst)) continue;
     plan->selfCopies.push_back(SelfCopy{s.src, s.staged, s.stagedOffset, r.dst, s.bytes});
   }
-  // Queues in (peer, receive before send) order; each keeps its tasks in issue order.
-  std::stable_sort(peers.begin(), peers.end(), [](const P2pTask& a, const P2pTask& b) {
-    return a.peer != b.peer ? a.peer < b.peer : a.send < b.send;
-  });
-  tasks = std::move(peers);
+  // What remains for peers, in place.
+  size_t n = 0;
+  for (const P2pTask& t : tasks) {
+    if (t.peer != ctx.rank && t.bytes > 0) tasks[n++] = t;
+  }
+  tasks.resize(n);
+  // Queues in (peer, receive before send) order; each keeps its tasks in issue order. An insertion sort is stable
+  // and allocates nothing (std::stable_sort takes a buffer on every call); a large group is sorted by the library.
+  auto before = [](const P2pTask& a, const P2pTask& b) { return a.peer != b.peer ? a.peer < b.peer : a.send < b.send; };
+  if (n <= 64) {
+    for (size_t i = 1; i < n; ++i) {
+      P2pTask t = tasks[i];
+      size_t j = i;
+      for (; j > 0 && before(t, tasks[j - 1]); --j) tasks[j] = tasks[j - 1];
+      tasks[j] = t;
+    }
+  } else {
+    std::stable_sort(tasks.begin(), tasks.end(), before);
+  }
   for (size_t i = 0; i < tasks.size(); ++i) {
     if (plan->queues.empty() || plan->queues.back().peer != tasks[i].peer ||
         plan->queues.back().send != tasks[i].send) {
