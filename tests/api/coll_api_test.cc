@@ -168,6 +168,47 @@ TEST_P(SendRecvRings, AnyOrderInAGroup) {
 
 INSTANTIATE_TEST_SUITE_P(Ranks, SendRecvRings, ::testing::Values(1, 2, 3, 5));
 
+class InPlaceAllToAll : public ::testing::TestWithParam<int> {};
+
+// An in-place all-to-all alone in its work moves each block through the FIFO without a staging copy: the block
+// received from rank j may land only where the block sent to rank j has been read. Blocks of 4 slots' worth and
+// more (the FIFO's whole depth and beyond) make the receive wait on the send. Two in a group on one buffer (the
+// second must see the first's result) keep the staging copy. Every element is checked.
+TEST_P(InPlaceAllToAll, AloneAndTwiceInAGroup) {
+  const int n = GetParam();
+  auto comms = makeComms(n);
+  // value(src, dst, i): element i of the block rank src sends to rank dst.
+  auto value = [](int src, int dst, size_t i) { return static_cast<int32_t>(src * 1000003 + dst * 7919 + i); };
+  for (size_t count : {size_t(3), size_t(14), size_t(300000), size_t(1100000)}) {
+    onThreads(n, [&](int r) {
+      std::vector<int32_t> buf(count * n);
+      for (int d = 0; d < n; ++d) {
+        for (size_t i = 0; i < count; ++i) buf[d * count + i] = value(r, d, i);
+      }
+      ASSERT_EQ(chorusAlltoAll(buf.data(), buf.data(), count, chorusInt32, comms[r], nullptr), chorusSuccess)
+          << chorusGetLastError(comms[r]);
+      for (int s = 0; s < n; ++s) {
+        for (size_t i = 0; i < count; ++i) {
+          ASSERT_EQ(buf[s * count + i], value(s, r, i)) << "count " << count << " rank " << r << " from " << s;
+        }
+      }
+      // Twice in one group: the second exchange sends back what the first received, so each block is home again.
+      ASSERT_EQ(chorusGroupStart(), chorusSuccess);
+      chorusAlltoAll(buf.data(), buf.data(), count, chorusInt32, comms[r], nullptr);
+      chorusAlltoAll(buf.data(), buf.data(), count, chorusInt32, comms[r], nullptr);
+      ASSERT_EQ(chorusGroupEnd(), chorusSuccess) << chorusGetLastError(comms[r]);
+      for (int s = 0; s < n; ++s) {
+        for (size_t i = 0; i < count; ++i) {
+          ASSERT_EQ(buf[s * count + i], value(r, s, i)) << "group, count " << count << " rank " << r;
+        }
+      }
+    });
+  }
+  destroyAll(comms);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, InPlaceAllToAll, ::testing::Values(1, 2, 3, 5));
+
 TEST(CollApi, GroupsNestAndReturnTheFirstError) {
   auto comms = makeComms(2);
   onThreads(2, [&](int r) {

@@ -19,6 +19,8 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
     transport::SendConnection* send = nullptr;
     transport::RecvConnection* recv = nullptr;
     bool flagged = false;  // its sleeping flag is raised (below)
+    // A receive queue whose task overlaps the send to the same peer (P2pTask::overlapsPeer): that send's queue.
+    const Progress* partner = nullptr;
   };
   thread_local std::vector<Progress> queues;
   queues.clear();
@@ -32,6 +34,20 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
     queues.push_back(p);
   }
   if (queues.empty()) return;
+  // Queues are ordered by (peer, receive before send): a receive's partner is the queue after it.
+  for (size_t i = 0; i + 1 < queues.size(); ++i) {
+    Progress& r = queues[i];
+    if (r.recv != nullptr && queues[i + 1].send != nullptr && queues[i + 1].q->peer == r.q->peer &&
+        plan.tasks[r.q->first].overlapsPeer) {
+      r.partner = &queues[i + 1];
+    }
+  }
+  // How many bytes of an overlapping receive's task may land: those its partner send has read.
+  auto landable = [&](const Progress& p, const P2pTask& t) -> size_t {
+    if (!t.overlapsPeer || p.partner == nullptr) return t.bytes;
+    const Progress& s = *p.partner;
+    return s.cur == s.q->count ? t.bytes : s.off;
+  };
   thread_local RefLedger ledger;
   RefLedger::Scope scope(ledger);
 
@@ -109,7 +125,7 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
           void* slot = p.send->tryAcquire();
           if (slot == nullptr) break;
           const char* src = static_cast<const char*>(source(t, copies)) + p.off;
-          if (p.send->remoteRefs() && useSingleCopy(CollType::kSend, t.bytes)) {
+          if (p.send->remoteRefs() && !t.overlapsPeer && useSingleCopy(CollType::kSend, t.bytes)) {
             // The receiver copies the whole rest from here (in references of whole slots' worth).
             const size_t most = transport::kMaxRemoteRefBytes / p.send->slotBytes() * p.send->slotBytes();
             const size_t m = std::min(most, left);
@@ -137,10 +153,12 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
             }
             if (slot == nullptr) break;
           }
+          const size_t land = landable(p, t);
           if (line) {
             if ((word & transport::kSlotBytesMask) != t.bytes) {
               disagree(*p.recv, word & transport::kSlotBytesMask, t.bytes);
             }
+            if (land < t.bytes) break;  // the send of the same bytes has not read them yet
             memcpy(t.dst, slot, t.bytes);
             p.recv->mailboxRelease();
             p.off = t.bytes;
@@ -158,6 +176,7 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
                          got, " bytes with ", left, " bytes of the transfer left (pieces of ", slotBytes,
                          " bytes): the send and the receive disagree on the size");
           }
+          if (p.off + got > land) break;  // the send of the same bytes has not read them yet
           char* dst = static_cast<char*>(t.dst) + p.off;
           if (ref) {
             p.recv->readRemote(slot, 0, dst, got);

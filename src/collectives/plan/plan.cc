@@ -127,16 +127,22 @@ void planCollective(const CollOp& op, const PlanContext& ctx, Plan* plan, size_t
   }
 }
 
-// Lowers a point-to-point operation into tasks (transfers to oneself included; matched later).
-void lowerP2p(const CollOp& op, const PlanContext& ctx, size_t collsBefore, Plan* plan) {
+// Lowers a point-to-point operation into tasks (transfers to oneself included; matched later). alone: the operation
+// is the only one of its work (an in-place all-to-all then needs no staging copy, see P2pTask::overlapsPeer).
+void lowerP2p(const CollOp& op, const PlanContext& ctx, size_t collsBefore, bool alone, Plan* plan) {
   const int rank = ctx.rank;
   const int nranks = ctx.nranks;
   const size_t block = op.count * reduce::dtypeSize(op.dtype);
   const char* sbuf = static_cast<const char*>(op.sendbuff);
   char* rbuf = static_cast<char*>(op.recvbuff);
   int staged = -1;
-  if (op.type == CollType::kAllToAll && op.sendbuff == op.recvbuff && op.count > 0) {
-    // In place: what this rank sends must be read before it is overwritten by what it receives.
+  // In place, what this rank sends must be read before it is overwritten by what it receives. Alone in its work,
+  // block j is sent to rank j and received from rank j only, so the executor orders the two per slot
+  // (overlapsPeer) and the own block stays where it is; with other operations beside it (which may read or write
+  // the buffer in between), the input is copied first.
+  const bool inPlaceAllToAll = op.type == CollType::kAllToAll && op.sendbuff == op.recvbuff && op.count > 0;
+  const bool overlaps = inPlaceAllToAll && alone;
+  if (inPlaceAllToAll && !alone) {
     const size_t bytes = block * static_cast<size_t>(nranks);
     staged = static_cast<int>(plan->staging.size());
     plan->staging.push_back(Staging{op.sendbuff, 0, bytes, bytes, collsBefore});
@@ -150,6 +156,7 @@ void lowerP2p(const CollOp& op, const PlanContext& ctx, size_t collsBefore, Plan
       t.stagedOffset = static_cast<size_t>(data - sbuf);
     }
     t.bytes = block;
+    t.overlapsPeer = overlaps;
     plan->tasks.push_back(t);
   };
   auto recv = [&](int from, char* dst) {
@@ -158,6 +165,7 @@ void lowerP2p(const CollOp& op, const PlanContext& ctx, size_t collsBefore, Plan
     t.peer = from;
     t.dst = dst;
     t.bytes = block;
+    t.overlapsPeer = overlaps;
     plan->tasks.push_back(t);
   };
   switch (op.type) {
@@ -254,7 +262,7 @@ void planWork(const std::vector<CollOp>& ops, const PlanContext& ctx, Plan* plan
   bool p2p = false;
   for (const CollOp& op : ops) {
     if (isP2p(op.type)) {
-      lowerP2p(op, ctx, ncolls, plan);
+      lowerP2p(op, ctx, ncolls, ops.size() == 1, plan);
       p2p = true;
     } else if (op.count > 0) {
       if (ncolls == plan->colls.size()) plan->colls.emplace_back();

@@ -74,6 +74,10 @@ struct P2pTask {
   size_t stagedOffset = 0;
   void* dst = nullptr;  // recv: where it lands
   size_t bytes = 0;
+  // An in-place all-to-all planned without a staging copy: the receive from a peer lands where the send to that peer
+  // reads. The executor lets the receive's bytes land only where the send has already read (and the send never
+  // publishes a remote reference, which the peer would read later). Set on both tasks; each queue then holds one.
+  bool overlapsPeer = false;
 };
 
 // The tasks with one peer in one direction, in issue order: they share one FIFO, so they run one after another.
