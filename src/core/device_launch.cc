@@ -101,7 +101,9 @@ void launchDeviceCalls(const std::vector<DeviceCall>& calls) {
   }
   // 1. Plans, device state and connections: every receiver's descriptor is posted before any sender waits.
   for (Work& w : works) {
-    coll::planWork(w.ops, w.comm->planContext(), &w.plan);
+    coll::PlanContext ctx = w.comm->planContext();
+    ctx.ordersOverlaps = false;  // each point-to-point queue is its own CUDA block: nothing orders two of them
+    coll::planWork(w.ops, ctx, &w.plan);
     w.dev = &deviceState(*w.comm);
   }
   for (Work& w : works) w.comm->connections().postReceivers(w.plan.connections, transport::FifoMemory::kDevice);

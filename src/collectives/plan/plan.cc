@@ -262,7 +262,7 @@ void planWork(const std::vector<CollOp>& ops, const PlanContext& ctx, Plan* plan
   bool p2p = false;
   for (const CollOp& op : ops) {
     if (isP2p(op.type)) {
-      lowerP2p(op, ctx, ncolls, ops.size() == 1, plan);
+      lowerP2p(op, ctx, ncolls, ops.size() == 1 && ctx.ordersOverlaps, plan);
       p2p = true;
     } else if (op.count > 0) {
       if (ncolls == plan->colls.size()) plan->colls.emplace_back();

@@ -113,6 +113,9 @@ struct PlanContext {
   int nranks = 1;
   const TopoView* topo = nullptr;
   size_t slotBytes = 0;  // FIFO slot size (transport/fifo_geometry.h): a direct step's message must fit one
+  // Whether the executor orders a receive after the send of the same bytes (P2pTask::overlapsPeer: the host's
+  // point-to-point engine does; the device executor's blocks do not, so its in-place all-to-all is staged).
+  bool ordersOverlaps = true;
 };
 
 // Plans `ops` (validated and tuned, in issue order) into *plan, reusing its storage. Throws chorusInvalidUsage
