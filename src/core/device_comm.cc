@@ -43,8 +43,7 @@ DeviceComm::DeviceComm(Comm& comm) : comm_(comm), device_(comm.device()) {
   for (const auto& ring : rings) {
     auto* d = static_cast<int*>(cu::deviceAlloc(ring.size() * sizeof(int)));
     deviceRings_.push_back(d);
-    CHORUS_CHECK_CUDA(cudaMemcpy(d, ring.data(), ring.size() * sizeof(int), cudaMemcpyHostToDevice),
-                      "copying the rings");
+    cu::copyToDevice(d, ring.data(), ring.size() * sizeof(int));
   }
   cudaStream_t s = nullptr;
   CHORUS_CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));

@@ -74,30 +74,47 @@ struct SweepCase {
 void checkAllReduce(const SweepCase& c) {
   std::vector<chorusComm_t> comms = makeComms(c.nranks);
   const size_t bytes = c.count * chorus::test::typeSize(c.type);
-  onRanks(c.nranks, [&](int r) {
-    cudaSetDevice(0);
-    cudaStream_t s;
-    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-    std::vector<char> host(bytes + 1);
-    chorus::test::fillInput(host.data(), c.type, c.op, r, c.count, 7);
+  struct Rank {
+    cudaStream_t s = nullptr;
+    char* host = nullptr;  // pinned: copies on the stream never block the thread
     void* in = nullptr;
     void* out = nullptr;
-    cudaMalloc(&in, bytes + 16);
-    out = in;
-    if (!c.inPlace) cudaMalloc(&out, bytes + 16);
-    cudaMemcpy(in, host.data(), bytes, cudaMemcpyHostToDevice);
-    ASSERT_EQ(chorusAllReduce(in, out, c.count, c.type, c.op, comms[r], s), chorusSuccess);
-    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-    cudaMemcpy(host.data(), out, bytes, cudaMemcpyDeviceToHost);
+  };
+  std::vector<Rank> ranks(c.nranks);
+  // Three phases, each on every rank's thread and joined before the next: nothing is allocated, freed or copied
+  // from pageable memory while a rank's kernel may wait for another rank's launch (such calls can block a thread
+  // on work of the whole device, and the launch it would block is the one the kernel waits for).
+  onRanks(c.nranks, [&](int r) {
+    Rank& k = ranks[r];
+    cudaSetDevice(0);
+    ASSERT_EQ(cudaStreamCreateWithFlags(&k.s, cudaStreamNonBlocking), cudaSuccess);
+    ASSERT_EQ(cudaMallocHost(&k.host, bytes + 1), cudaSuccess);
+    chorus::test::fillInput(k.host, c.type, c.op, r, c.count, 7);
+    ASSERT_EQ(cudaMalloc(&k.in, bytes + 16), cudaSuccess);
+    k.out = k.in;
+    if (!c.inPlace) ASSERT_EQ(cudaMalloc(&k.out, bytes + 16), cudaSuccess);
+    ASSERT_EQ(cudaMemcpyAsync(k.in, k.host, bytes, cudaMemcpyHostToDevice, k.s), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(k.s), cudaSuccess);
+  });
+  onRanks(c.nranks, [&](int r) {
+    Rank& k = ranks[r];
+    cudaSetDevice(0);
+    ASSERT_EQ(chorusAllReduce(k.in, k.out, c.count, c.type, c.op, comms[r], k.s), chorusSuccess);
+    ASSERT_EQ(cudaMemcpyAsync(k.host, k.out, bytes, cudaMemcpyDeviceToHost, k.s), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(k.s), cudaSuccess);
+  });
+  for (int r = 0; r < c.nranks; ++r) {
+    Rank& k = ranks[r];
     std::string first;
     size_t wrong = chorus::test::countWrong(
-        host.data(), c.type, c.op, c.nranks, c.count,
+        k.host, c.type, c.op, c.nranks, c.count,
         [&](size_t i) { return chorus::test::expectedReduce(c.type, c.op, c.nranks, i, 7); }, &first);
     EXPECT_EQ(wrong, 0u) << "rank " << r << ": " << first;
-    cudaFree(in);
-    if (!c.inPlace) cudaFree(out);
-    cudaStreamDestroy(s);
-  });
+    cudaFree(k.in);
+    if (!c.inPlace) cudaFree(k.out);
+    cudaFreeHost(k.host);
+    cudaStreamDestroy(k.s);
+  }
   destroyComms(comms);
 }
 

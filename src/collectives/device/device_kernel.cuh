@@ -115,6 +115,9 @@ __global__ void __launch_bounds__(kDevThreadsPerBlock) p2pKernel(const __grid_co
   DevBlockReport* report = L.reports == nullptr ? nullptr : L.reports + blockIdx.x;
   for (int t = q.firstTask; t < q.firstTask + q.ntasks; ++t) {
     const DevP2pTask& task = L.tasks[t];
+    // A DevicePrims reads the FIFO counters when it is made, and thread 0 published the last task's: the barrier
+    // makes that visible to every thread first (else some would fill or read the last task's slot).
+    __syncthreads();
     DevicePrims<kT> p(peers, task.src, task.dst, DevReduceParams{}, L.abortFlag, report, &stop);
     if (q.send) {
       p.send(0, task.bytes);

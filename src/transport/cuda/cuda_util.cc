@@ -79,6 +79,12 @@ PointerInfo runtimeQuery(const void* p) {
 }  // namespace
 
 int visibleDevices(std::string* why) {
+  // Asked on every call of every host communicator (buffer placement): after the first answer, one load.
+  static std::atomic<int> known{-1};
+  if (why == nullptr) {
+    const int n = known.load(std::memory_order_acquire);
+    if (n >= 0) return n;
+  }
   static std::once_flag once;
   static int count = 0;
   static std::string reason;
@@ -93,6 +99,7 @@ int visibleDevices(std::string* why) {
       reason = "cudaGetDeviceCount returned 0 devices";
     }
     count = n;
+    known.store(n, std::memory_order_release);
   });
   if (why != nullptr) *why = reason;
   return count;
@@ -125,15 +132,38 @@ int streamDevice(void* stream) {
   return d;
 }
 
+namespace {
+
+// Runs fn(stream) on a non-blocking stream of its own and waits for it (no other stream's work is waited for:
+// other ranks' kernels may spin on this device until this rank's next call).
+template <typename Fn>
+cudaError_t onPrivateStream(Fn fn) {
+  cudaStream_t s = nullptr;
+  cudaError_t e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  if (e != cudaSuccess) return e;
+  e = fn(s);
+  const cudaError_t sync = cudaStreamSynchronize(s);
+  cudaStreamDestroy(s);
+  return e != cudaSuccess ? e : sync;
+}
+
+}  // namespace
+
 void* deviceAlloc(size_t bytes) {
   void* p = nullptr;
   CHORUS_CHECK_CUDA(cudaMalloc(&p, bytes));
-  cudaError_t e = cudaMemset(p, 0, bytes);
+  cudaError_t e = onPrivateStream([&](cudaStream_t s) { return cudaMemsetAsync(p, 0, bytes, s); });
   if (e != cudaSuccess) {
     cudaFree(p);
-    CHORUS_CHECK_CUDA(e, "cudaMemset");
+    CHORUS_CHECK_CUDA(e, "zeroing a new device allocation");
   }
   return p;
+}
+
+void copyToDevice(void* dst, const void* src, size_t bytes) {
+  CHORUS_CHECK_CUDA(
+      onPrivateStream([&](cudaStream_t s) { return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s); }),
+      "copying to the device");
 }
 
 void deviceFree(void* p) {
@@ -226,6 +256,9 @@ int streamDevice(void*) {
 }
 void* deviceAlloc(size_t) {
   noCuda("cudaMalloc");
+}
+void copyToDevice(void*, const void*, size_t) {
+  noCuda("cudaMemcpyAsync");
 }
 void deviceFree(void*) {}
 void deviceMemset(void*, int, size_t) {}

@@ -54,7 +54,13 @@ void checkBufferPlacement(const void* p, size_t bytes, int commDevice, const cha
 int streamDevice(void* stream);
 
 // Memory. All throw chorusUnhandledCudaError (or chorusSystemError) with the runtime's message.
-void* deviceAlloc(size_t bytes);                        // cudaMalloc, zeroed
+// cudaMalloc, zeroed before it returns. The zeroing runs on a stream of its own and is waited for: a cudaMemset
+// on the legacy stream is not ordered before kernels on the non-blocking streams Chorus launches on, so a kernel
+// could read a reused allocation's old contents (a previous FIFO's counters: wrong slots, hangs).
+void* deviceAlloc(size_t bytes);
+// Copies host memory to device memory and returns once the bytes are there (a private stream, synchronized):
+// a pageable cudaMemcpy may return before its DMA ends, and the legacy stream orders nothing on non-blocking ones.
+void copyToDevice(void* dst, const void* src, size_t bytes);
 void deviceFree(void* p);                               // never throws
 void deviceMemset(void* p, int value, size_t bytes);    // cudaMemset; never throws (for closing FIFOs)
 void* mappedHostAlloc(size_t bytes, void** devicePtr);  // pinned, device-mapped, zeroed
