@@ -36,6 +36,9 @@ class HostStream {
   // Runs the oldest queued launch on the calling thread (the lock is released meanwhile); false when the
   // queue is empty or another thread is running a launch. Launches run one at a time, in order.
   bool runFront(std::unique_lock<std::mutex>& lock);
+  // The stream's thread, having found a launch while lingering: gives a synchronizer a moment to take it (the
+  // lock is released meanwhile).
+  void leaveToSynchronizer(std::unique_lock<std::mutex>& lock);
   Failure takeError();
 
   std::mutex mu_;

@@ -7,7 +7,6 @@
 #include <thread>
 
 #include "base/futex.h"
-#include "base/wait.h"
 
 namespace chorus {
 namespace {
@@ -57,20 +56,6 @@ TEST(FutexWaitAny, EndsAtItsTimeout) {
   const double us = elapsedUs(start);
   EXPECT_GE(us, 15000.0);
   EXPECT_LT(us, 1000000.0);
-}
-
-// A Waiter that leaves its yielding phase does not sleep in that same call: a caller that sleeps only on words a
-// waker was asked for (a raised flag) gets one more look first.
-TEST(WaiterPause, TheCallThatEndsTheYieldingPhaseDoesNotSleep) {
-  WaitContext ctx;
-  ctx.spinNs = 0;
-  ctx.yieldNs = 0;
-  Waiter w(ctx);
-  while (!w.sleeping()) {
-    const auto start = Clock::now();
-    w.pause();
-    if (w.sleeping()) EXPECT_LT(elapsedUs(start), 150.0) << "the transition slept";
-  }
 }
 
 }  // namespace
