@@ -47,6 +47,23 @@ void recordQueued(Comm* comm, coll::CollOp* op) {
   if (FlightRecorder* fr = comm->recorder(); fr != nullptr && fr->enabled()) op->recordSeq = fr->queued(*op);
 }
 
+// Runs n operations of one host communicator on the NULL stream, here, in a work that is reused (a warm launch
+// allocates nothing). opAt(i) is the i-th operation in issue order.
+template <typename OpAt>
+void runBlockingWork(Comm* comm, size_t n, OpAt opAt) {
+  thread_local std::vector<CommWork> works(1);
+  CommWork& w = works[0];
+  w.comm = comm;
+  w.ops.clear();
+  for (size_t i = 0; i < n; ++i) {
+    w.ops.push_back(opAt(i));
+    comm->opEnqueued();
+    recordQueued(comm, &w.ops.back());
+  }
+  const Failure f = executeLaunch(works);
+  if (!f.ok()) f.raise();
+}
+
 // Whether the calls make one work on the NULL stream: host calls of one communicator, none on a host stream.
 bool oneBlockingWork(const std::vector<PendingCall>& calls) {
   if (calls.empty()) return false;
@@ -81,18 +98,8 @@ void launch(const std::vector<PendingCall>& allCalls) {
   const std::vector<PendingCall>& calls = allCalls;
 #endif
   if (oneBlockingWork(calls)) {
-    // The common group (a send and a receive, or a few collectives, of one communicator on the NULL stream): one
-    // work, run here in storage that is reused, so a warm group allocates nothing.
-    thread_local std::vector<CommWork> works(1);
-    works[0].comm = calls[0].comm;
-    works[0].ops.clear();
-    for (const PendingCall& c : calls) {
-      works[0].ops.push_back(c.op);
-      c.comm->opEnqueued();
-      recordQueued(c.comm, &works[0].ops.back());
-    }
-    const Failure f = executeLaunch(works);
-    if (!f.ok()) f.raise();
+    // The common group: a send and a receive, or a few collectives, of one communicator on the NULL stream.
+    runBlockingWork(calls[0].comm, calls.size(), [&](size_t i) { return calls[i].op; });
     return;
   }
   std::vector<HostStream*> streamOrder;
@@ -137,20 +144,14 @@ void submit(Comm* comm, CallStream stream, const coll::CollOp& op) {
   if (comm->device() < 0) {
     // One call of a host communicator outside a group: its launch is one work of one operation, with no
     // per-stream sorting to do.
-    comm->opEnqueued();
     if (stream.host != nullptr) {
+      comm->opEnqueued();
       CommWork work{comm, {op}};
       recordQueued(comm, &work.ops[0]);
       stream.host->enqueue({std::move(work)});
       return;
     }
-    // The common blocking call runs here; the work is reused, so a warm call allocates nothing.
-    thread_local std::vector<CommWork> works(1);
-    works[0].comm = comm;
-    works[0].ops.assign(1, op);
-    recordQueued(comm, &works[0].ops[0]);
-    const Failure f = executeLaunch(works);
-    if (!f.ok()) f.raise();
+    runBlockingWork(comm, 1, [&](size_t) { return op; });  // the common blocking call
     return;
   }
   launch({PendingCall{comm, stream, op}});

@@ -70,8 +70,7 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
   // (what arrived before the flags were up is seen there), then the thread sleeps on the words read when the
   // flags went up. A wait that includes a connection this thread drives (the network) polls instead, as it
   // must move that connection itself; so does one on more queues than one sleep can watch.
-  thread_local std::vector<FutexWord> words;
-  words.clear();
+  thread_local std::vector<FutexWord> words;  // filled by raise()
   struct Flags {
     std::vector<Progress>& queues;
     void lower() {
