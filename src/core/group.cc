@@ -64,6 +64,24 @@ void runBlockingWork(Comm* comm, size_t n, OpAt opAt) {
   if (!f.ok()) f.raise();
 }
 
+// A launch being built for one stream: works [0, n) are in use; those beyond keep their storage for later groups.
+struct StreamLaunch {
+  HostStream* stream = nullptr;  // nullptr: the NULL stream
+  std::vector<CommWork> works;
+  size_t n = 0;
+  // The work of `comm`, started (empty) on its first call.
+  CommWork& workOf(Comm* comm) {
+    for (size_t i = 0; i < n; ++i) {
+      if (works[i].comm == comm) return works[i];
+    }
+    if (n == works.size()) works.emplace_back();
+    CommWork& w = works[n++];
+    w.comm = comm;
+    w.ops.clear();
+    return w;
+  }
+};
+
 // Whether the calls make one work on the NULL stream: host calls of one communicator, none on a host stream.
 bool oneBlockingWork(const std::vector<PendingCall>& calls) {
   if (calls.empty()) return false;
@@ -102,30 +120,39 @@ void launch(const std::vector<PendingCall>& allCalls) {
     runBlockingWork(calls[0].comm, calls.size(), [&](size_t i) { return calls[i].op; });
     return;
   }
-  std::vector<HostStream*> streamOrder;
-  std::map<HostStream*, std::vector<CommWork>> byStream;
+  // One launch per stream, in the order the streams first appear; the NULL stream's runs here after the others
+  // are enqueued. Kept per thread with their storage (enqueue hands back a launch that has run), so a warm group
+  // allocates nothing.
+  thread_local std::vector<StreamLaunch> byStream;
+  size_t nStreams = 0;
   for (const PendingCall& c : calls) {
-    auto [it, fresh] = byStream.try_emplace(c.stream.host);
-    if (fresh) streamOrder.push_back(c.stream.host);
-    std::vector<CommWork>& works = it->second;
-    CommWork* w = nullptr;
-    for (CommWork& x : works) {
-      if (x.comm == c.comm) w = &x;
+    StreamLaunch* l = nullptr;
+    for (size_t i = 0; i < nStreams && l == nullptr; ++i) {
+      if (byStream[i].stream == c.stream.host) l = &byStream[i];
     }
-    if (w == nullptr) {
-      works.push_back(CommWork{c.comm, {}});
-      w = &works.back();
+    if (l == nullptr) {
+      if (nStreams == byStream.size()) byStream.emplace_back();
+      l = &byStream[nStreams++];
+      l->stream = c.stream.host;
+      l->n = 0;
     }
-    w->ops.push_back(c.op);
+    CommWork& w = l->workOf(c.comm);
+    w.ops.push_back(c.op);
     c.comm->opEnqueued();
-    recordQueued(c.comm, &w->ops.back());
+    recordQueued(c.comm, &w.ops.back());
   }
-  for (HostStream* s : streamOrder) {
-    if (s != nullptr) s->enqueue(std::move(byStream[s]));
+  StreamLaunch* blocking = nullptr;
+  for (size_t i = 0; i < nStreams; ++i) {
+    StreamLaunch& l = byStream[i];
+    l.works.resize(l.n);
+    if (l.stream != nullptr) {
+      l.stream->enqueue(l.works);
+    } else {
+      blocking = &l;
+    }
   }
-  auto blocking = byStream.find(nullptr);
-  if (blocking == byStream.end()) return;
-  const Failure f = executeLaunch(blocking->second);
+  if (blocking == nullptr) return;
+  const Failure f = executeLaunch(blocking->works);
   if (!f.ok()) f.raise();
 }
 
@@ -145,10 +172,16 @@ void submit(Comm* comm, CallStream stream, const coll::CollOp& op) {
     // One call of a host communicator outside a group: its launch is one work of one operation, with no
     // per-stream sorting to do.
     if (stream.host != nullptr) {
+      // Refilled in place: enqueue swaps it for a launch that has run, whose storage the next call reuses.
+      thread_local std::vector<CommWork> launch;
+      launch.resize(1);
+      CommWork& w = launch[0];
+      w.comm = comm;
+      w.ops.clear();
+      w.ops.push_back(op);
       comm->opEnqueued();
-      CommWork work{comm, {op}};
-      recordQueued(comm, &work.ops[0]);
-      stream.host->enqueue({std::move(work)});
+      recordQueued(comm, &w.ops[0]);
+      stream.host->enqueue(launch);
       return;
     }
     runBlockingWork(comm, 1, [&](size_t) { return op; });  // the common blocking call

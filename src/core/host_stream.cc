@@ -2,6 +2,8 @@
 
 #include <sched.h>
 
+#include <algorithm>
+
 #include "base/error.h"
 #include "base/futex.h"
 #include "base/wait.h"
@@ -45,11 +47,19 @@ HostStream::~HostStream() {
   thread_.join();
 }
 
-void HostStream::enqueue(std::vector<CommWork> works) {
+void HostStream::enqueue(std::vector<CommWork>& works) {
   bool wake;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    queue_.push_back(std::move(works));
+    const size_t queued = static_cast<size_t>(queued_.load(std::memory_order_relaxed));
+    if (queued == ring_.size()) {
+      // Full: double the ring, its live launches first and in order (moving them allocates nothing more).
+      std::vector<std::vector<CommWork>> grown(std::max<size_t>(4, 2 * ring_.size()));
+      for (size_t i = 0; i < queued; ++i) grown[i].swap(ring_[(head_ + i) % ring_.size()]);
+      ring_.swap(grown);
+      head_ = 0;
+    }
+    ring_[(head_ + queued) % ring_.size()].swap(works);
     queued_.fetch_add(1, std::memory_order_release);
     pending_.fetch_add(1, std::memory_order_relaxed);
     wake = workerWaiting_;
@@ -58,13 +68,13 @@ void HostStream::enqueue(std::vector<CommWork> works) {
 }
 
 bool HostStream::runFront(std::unique_lock<std::mutex>& lock) {
-  if (running_ || queue_.empty()) return false;
-  std::vector<CommWork> works = std::move(queue_.front());
-  queue_.pop_front();
+  if (running_ || queued_.load(std::memory_order_relaxed) == 0) return false;
+  runningWorks_.swap(ring_[head_]);  // the slot keeps the storage of the launch that ran before
+  head_ = (head_ + 1) % ring_.size();
   queued_.fetch_sub(1, std::memory_order_relaxed);
   running_ = true;
   lock.unlock();
-  Failure r = executeLaunch(works);
+  Failure r = executeLaunch(runningWorks_);
   lock.lock();
   running_ = false;
   if (!r.ok() && firstError_.ok()) firstError_ = r;
@@ -91,7 +101,7 @@ void HostStream::loop() {
       lingered = false;
       continue;
     }
-    if (stop_ && queue_.empty()) return;
+    if (stop_ && queued_.load(std::memory_order_relaxed) == 0) return;
     // The next launch often follows at once (a training loop's next bucket): watch for it a little while,
     // yielding the core, before a sleep that would make its enqueue pay a wake-up.
     if (!lingered) {

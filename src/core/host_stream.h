@@ -5,7 +5,6 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <deque>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -22,8 +21,10 @@ class HostStream {
   HostStream(const HostStream&) = delete;
   HostStream& operator=(const HostStream&) = delete;
 
-  // Appends one launch (one group, or one call): its works run together once everything before is done.
-  void enqueue(std::vector<CommWork> works);
+  // Appends one launch (one group, or one call): its works run together once everything before is done. The
+  // launch is swapped into a slot of the stream's queue, and `works` comes back holding a launch that has run
+  // (or nothing), with its vectors' capacity: a caller that refills it enqueues without allocating.
+  void enqueue(std::vector<CommWork>& works);
   // Waits until the queue is empty; returns and clears the first failure since the last report (base/error.h:
   // the caller raises it).
   Failure synchronize();
@@ -44,11 +45,15 @@ class HostStream {
   std::mutex mu_;
   std::condition_variable workCv_;
   std::condition_variable idleCv_;
-  std::deque<std::vector<CommWork>> queue_;
-  std::atomic<int> pending_{0};  // launches enqueued and not finished (changed under mu_, read without)
-  std::atomic<int> queued_{0};   // launches in queue_ (changed under mu_, read without)
-  bool running_ = false;         // a thread is executing a launch
-  bool workerWaiting_ = false;   // the stream's thread sleeps on workCv_
+  // The queued launches: a ring of slots [head_, head_ + queued_) modulo its size. Slots keep the storage of the
+  // launches they held, and enqueue and runFront swap launches in and out, so a warm stream allocates nothing.
+  std::vector<std::vector<CommWork>> ring_;
+  size_t head_ = 0;
+  std::vector<CommWork> runningWorks_;  // the launch being run (one at a time)
+  std::atomic<int> pending_{0};         // launches enqueued and not finished (changed under mu_, read without)
+  std::atomic<int> queued_{0};          // launches in ring_ (changed under mu_, read without)
+  bool running_ = false;                // a thread is executing a launch
+  bool workerWaiting_ = false;          // the stream's thread sleeps on workCv_
   bool stop_ = false;
   Failure firstError_;
   std::thread thread_;

@@ -54,15 +54,29 @@ const std::vector<coll::CollOp>& withPreMulSumApplied(const std::vector<coll::Co
   return scaled;
 }
 
+// What executeWork keeps per thread.
+struct ThreadState {
+  WaitContext ctx;
+  coll::Plan plan;
+};
+
+// Each use of a thread_local in a shared library is a call into the dynamic linker, and GCC folds a reference
+// bound to one back into such calls; the address comes from a call it does not inline instead.
+[[gnu::noinline]] ThreadState& threadState() {
+  thread_local ThreadState state;
+  return state;
+}
+
 // One communicator's share: plan it, connect what the plan lists, run it.
 void executeWork(const CommWork& w) {
   Comm& comm = *w.comm;
   LogRankScope logRank(comm.rank());
   // Reused per thread: an operation on a warm communicator allocates nothing here.
-  thread_local WaitContext ctx;
+  ThreadState& state = threadState();
+  WaitContext& ctx = state.ctx;
+  coll::Plan& plan = state.plan;
   comm.fillWaitContext(&ctx);
   if (comm.options().checkMode) checkMatchingCalls(comm, w.ops, ctx);
-  thread_local coll::Plan plan;
   coll::planWork(withPreMulSumApplied(w.ops, comm.nranks()), comm.planContext(), &plan);
   comm.connections().connect(plan.connections, transport::FifoMemory::kHost);
   coll::ExecEnv env;

@@ -9,20 +9,41 @@
 
 namespace chorus::coll {
 
+namespace {
+
+// Per queue: the task in progress, its bytes done, and the connection.
+struct Progress {
+  const P2pQueue* q;
+  size_t cur = 0;
+  size_t off = 0;
+  transport::SendConnection* send = nullptr;
+  transport::RecvConnection* recv = nullptr;
+  bool flagged = false;  // its sleeping flag is raised (below)
+  // A receive queue whose task overlaps the send to the same peer (P2pTask::overlapsPeer): that send's queue.
+  const Progress* partner = nullptr;
+};
+
+// The engine's per-thread state, kept with its capacity (a warm operation allocates nothing).
+struct ThreadState {
+  std::vector<Progress> queues;
+  RefLedger ledger;
+  std::vector<FutexWord> words;  // what a sleep watches (filled by raise() in runP2p)
+};
+
+// Each use of a thread_local in a shared library is a call into the dynamic linker, and GCC folds a reference
+// bound to one back into such calls: the polling loop made 30 per operation. The address comes from a call it
+// does not inline instead, once per operation.
+[[gnu::noinline]] ThreadState& threadState() {
+  thread_local ThreadState state;
+  return state;
+}
+
+}  // namespace
+
 void runP2p(const Plan& plan, const std::vector<const void*>& copies, const ExecEnv& env) {
   for (const SelfCopy& c : plan.selfCopies) memmove(c.dst, source(c, copies), c.bytes);
-  // Per queue: the task in progress, its bytes done, and the connection.
-  struct Progress {
-    const P2pQueue* q;
-    size_t cur = 0;
-    size_t off = 0;
-    transport::SendConnection* send = nullptr;
-    transport::RecvConnection* recv = nullptr;
-    bool flagged = false;  // its sleeping flag is raised (below)
-    // A receive queue whose task overlaps the send to the same peer (P2pTask::overlapsPeer): that send's queue.
-    const Progress* partner = nullptr;
-  };
-  thread_local std::vector<Progress> queues;
+  ThreadState& state = threadState();
+  std::vector<Progress>& queues = state.queues;
   queues.clear();
   for (const P2pQueue& q : plan.queues) {
     Progress p{&q};
@@ -48,7 +69,7 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
     const Progress& s = *p.partner;
     return s.cur == s.q->count ? t.bytes : s.off;
   };
-  thread_local RefLedger ledger;
+  RefLedger& ledger = state.ledger;
   RefLedger::Scope scope(ledger);
 
   // The operation's context, watching every peer still owed a transfer as well.
@@ -70,7 +91,7 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
   // (what arrived before the flags were up is seen there), then the thread sleeps on the words read when the
   // flags went up. A wait that includes a connection this thread drives (the network) polls instead, as it
   // must move that connection itself; so does one on more queues than one sleep can watch.
-  thread_local std::vector<FutexWord> words;  // filled by raise()
+  std::vector<FutexWord>& words = state.words;
   struct Flags {
     std::vector<Progress>& queues;
     void lower() {
