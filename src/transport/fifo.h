@@ -20,12 +20,14 @@
 // The producer must keep that memory unchanged until the consumer has freed the slot (drain() waits for it).
 //
 // Small messages (mailbox): where the transport enables it (FifoControl::mailbox), a message of at most
-// kMailboxBytes bytes travels in one cache line of a ring of kMailboxLines lines instead of a slot: the payload, the
-// operation's tag and a sequence word that the producer stores last (as NCCL's LL protocol puts the flag in the
-// payload's line). The consumer polls that one line, where a slot costs it the tail, the size word and the slot
-// (three lines written by the other core), and acknowledges with a counter the producer reads only when the ring
-// is full. Both ends know from the message's size which way it travels; messages of either kind keep their order
-// because each end handles them in program order.
+// kMailboxBytes bytes travels in one mailbox line of a ring of kMailboxLines instead of a slot: a sequence word that
+// the producer stores last, the operation's tag and the payload, all from the line's first cache line on (as NCCL's
+// LL protocol puts the flag in the payload's line). The consumer polls that one word, where a slot costs it the
+// tail, the size word and the slot (three lines written by the other core), and acknowledges with a counter the
+// producer reads only when the ring is full. A message of up to 56 bytes touches the first cache line only; a line
+// spans nine, so that the 57-568-byte messages of small collectives (a 512-byte all-reduce, a 256-byte block of an
+// all-to-all or all-gather) skip the slot too. Both ends know from the message's size which way it travels; messages of
+// either kind keep their order because each end handles them in program order.
 #pragma once
 
 #include <sys/types.h>
@@ -44,17 +46,22 @@ namespace chorus::transport {
 
 constexpr int kMaxSlots = 64;  // the deepest FIFO fifoInit accepts (communicators use kFifoSlots)
 constexpr size_t kCacheLine = 64;
-constexpr int kMailboxLines = 8;      // a power of two
-constexpr size_t kMailboxBytes = 56;  // payload of one mailbox line
+constexpr int kMailboxLines = 8;                         // a power of two
+constexpr size_t kMailboxLineBytes = 9 * kCacheLine;     // one mailbox line: header and payload
+constexpr size_t kMailboxBytes = kMailboxLineBytes - 8;  // payload of one mailbox line
+constexpr int kMailboxSizeBits = 10;                     // seq's low bits: the message's size
+constexpr uint32_t kMailboxSizeMask = (1u << kMailboxSizeBits) - 1;
+constexpr uint32_t kMailboxCountMask = 0xffffffffu >> kMailboxSizeBits;
 
-// One mailbox line. seq is ((message number + 1) mod 2^24) << 8 | bytes, stored after tag and data (release), and the
-// word the consumer sleeps on.
+// One mailbox line. seq is ((message number + 1) mod 2^22) << kMailboxSizeBits | bytes, stored after tag and data
+// (release), and the word the consumer sleeps on.
 struct alignas(kCacheLine) MailboxLine {
   std::atomic<uint32_t> seq;
   uint32_t tag;
   unsigned char data[kMailboxBytes];
 };
-static_assert(sizeof(MailboxLine) == kCacheLine);
+static_assert(sizeof(MailboxLine) == kMailboxLineBytes);
+static_assert(kMailboxBytes <= kMailboxSizeMask, "the size travels in seq's low bits");
 
 struct FifoControl {
   alignas(kCacheLine) std::atomic<uint32_t> tail;    // slots published by the producer
@@ -197,7 +204,7 @@ class SendConnection : public Connection {
   }
   // The mailbox sequence word of message number `count` - 1 with `bytes` bytes.
   static uint32_t mailboxSeq(uint32_t count, size_t bytes) {
-    return (count & 0xffffffu) << 8 | static_cast<uint32_t>(bytes);
+    return (count & kMailboxCountMask) << kMailboxSizeBits | static_cast<uint32_t>(bytes);
   }
   // Waits until the consumer has freed every posted slot and read every mailbox message.
   void drain(const WaitContext& ctx) override;
@@ -283,14 +290,14 @@ class RecvConnection : public Connection {
   const void* mailboxPeekWord(uint64_t* word, const WaitContext& ctx) {
     MailboxLine& l = fifo_->lines[mailboxRead_ % kMailboxLines];
     if (!mailboxArrived(l)) return waitMailboxLine(l, word, ctx);
-    *word = slotWord(l.seq.load(std::memory_order_relaxed) & 0xffu, l.tag);
+    *word = slotWord(l.seq.load(std::memory_order_relaxed) & kMailboxSizeMask, l.tag);
     return l.data;
   }
   // The next mailbox message's payload and word, or nullptr when it has not arrived. Never blocks.
   const void* mailboxTryPeekWord(uint64_t* word) {
     MailboxLine& l = fifo_->lines[mailboxRead_ % kMailboxLines];
     if (!mailboxArrived(l)) return nullptr;
-    *word = slotWord(l.seq.load(std::memory_order_relaxed) & 0xffu, l.tag);
+    *word = slotWord(l.seq.load(std::memory_order_relaxed) & kMailboxSizeMask, l.tag);
     return l.data;
   }
   // Frees the line returned by the last mailboxPeekWord.
@@ -333,7 +340,7 @@ class RecvConnection : public Connection {
 
  private:
   bool mailboxArrived(const MailboxLine& l) const {
-    return (l.seq.load(std::memory_order_acquire) >> 8) == ((mailboxRead_ + 1) & 0xffffffu);
+    return (l.seq.load(std::memory_order_acquire) >> kMailboxSizeBits) == ((mailboxRead_ + 1) & kMailboxCountMask);
   }
   const void* waitMailboxLine(MailboxLine& l, uint64_t* word, const WaitContext& ctx);
   void wakeMailboxProducer();

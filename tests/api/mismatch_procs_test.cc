@@ -37,8 +37,13 @@ int allReduceMismatch(int rank, size_t count, chorusDataType_t type) {
   return rc == chorusRemoteError && ms < kTimeoutMs / 2 ? 0 : 1;
 }
 
-// 8 bytes (a mailbox line) against 400 bytes (a slot).
+// 8 bytes (a mailbox line) against 4000 bytes (a slot).
 const bool kMailbox = registerChild("mailbox_vs_slot", [](int rank, int, const std::vector<std::string>&) {
+  return allReduceMismatch(rank, rank == 0 ? 2 : 1000, chorusFloat32);
+});
+
+// 8 bytes against 400 bytes, both in mailbox lines (a line holds up to 568).
+const bool kMailboxSizes = registerChild("mailbox_sizes", [](int rank, int, const std::vector<std::string>&) {
   return allReduceMismatch(rank, rank == 0 ? 2 : 100, chorusFloat32);
 });
 
@@ -47,14 +52,14 @@ const bool kRefs = registerChild("ref_types", [](int rank, int, const std::vecto
   return allReduceMismatch(rank, size_t{1} << 20, rank == 0 ? chorusInt32 : chorusFloat32);
 });
 
-// A send of 8 bytes (a mailbox line) received as 400 bytes (slots): the receiver fails saying so.
+// A send of 8 bytes (a mailbox line) received as 4000 bytes (slots): the receiver fails saying so.
 const bool kP2p = registerChild("p2p_sizes", [](int rank, int, const std::vector<std::string>&) {
   chorusComm_t comm = nullptr;
   if (chorusCommInitFromEnv(&comm, nullptr) != chorusSuccess) return 2;
-  std::vector<float> buf(100, 1.0f);
+  std::vector<float> buf(1000, 1.0f);
   auto t0 = std::chrono::steady_clock::now();
   chorusResult_t rc = rank == 0 ? chorusSend(buf.data(), 2, chorusFloat32, 1, comm, nullptr)
-                                : chorusRecv(buf.data(), 100, chorusFloat32, 0, comm, nullptr);
+                                : chorusRecv(buf.data(), 1000, chorusFloat32, 0, comm, nullptr);
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   const std::string msg = chorusGetLastError(comm);
   fprintf(stderr, "rank %d: result %d after %lld ms: %s\n", rank, rc, static_cast<long long>(ms), msg.c_str());
@@ -76,6 +81,10 @@ void expectAllFail(const char* child, const std::map<std::string, std::string>& 
 
 TEST(MismatchProcs, MailboxAgainstSlot) {
   expectAllFail("mailbox_vs_slot", {});
+}
+
+TEST(MismatchProcs, MailboxMessagesOfDifferentSizes) {
+  expectAllFail("mailbox_sizes", {});
 }
 
 TEST(MismatchProcs, SendAndRecvOfDifferentSizes) {

@@ -306,7 +306,7 @@ TEST_P(TransportTest, LargeMessage256MiB) {
   run(2, [](Rank& r) { oneMessage(r, size_t(256) << 20, 99); });
 }
 
-// ---- the mailbox (fifo.h): messages of at most kMailboxBytes in one cache line each ----
+// ---- the mailbox (fifo.h): messages of at most kMailboxBytes in one mailbox line each ----
 
 // Small messages through the mailbox where the connection has one, interleaved with messages in slots: order,
 // contents and tags are kept, and more messages than mailbox lines wait for the receiver (counters wrapping the
@@ -315,13 +315,13 @@ TEST_P(TransportTest, MailboxMessagesKeepOrder) {
   run(2, [kind = GetParam().kind](Rank& r) {
     constexpr int kMessages = 3000;
     auto ctx = waitFor(60000);
-    // Message i: 1..56 bytes mostly (the mailbox), every 7th a slot of 300 bytes.
-    auto size = [](int i) { return i % 7 == 6 ? size_t{300} : static_cast<size_t>(1 + (i * 13) % kMailboxBytes); };
+    // Message i: 1..kMailboxBytes (568) bytes mostly (the mailbox), every 7th a slot of 700 bytes.
+    auto size = [](int i) { return i % 7 == 6 ? size_t{700} : static_cast<size_t>(1 + (i * 13) % kMailboxBytes); };
     if (r.rank() == 1) {
       auto recv = r.listenFrom(0, kSlots, 4096);
       TCHECK(recv->mailbox() == (kind == Kind::kShm), kindName(kind), ": mailbox ", recv->mailbox() ? "on" : "off");
       r.await(0);  // the sender is blocked on a full mailbox (or full slots) by now
-      std::vector<char> buf(300);
+      std::vector<char> buf(700);
       for (int i = 0; i < kMessages; ++i) {
         const size_t n = size(i);
         uint64_t word = 0;
