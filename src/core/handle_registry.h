@@ -3,6 +3,8 @@
 // being followed.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <unordered_set>
 #include <vector>
@@ -13,6 +15,8 @@ class HandleRegistry {
  public:
   void add(const void* handle);
   void remove(const void* handle);
+  // Whether `handle` is live. Every API call asks: a thread's repeated calls on the same handle take no lock
+  // (a per-thread memo of the last handle found, valid while nothing was removed since).
   bool contains(const void* handle) const;
 
   // Destroys *obj (made with `new`) but never frees its memory, so that no later communicator or stream gets
@@ -30,6 +34,7 @@ class HandleRegistry {
   void keep(void* storage);
   mutable std::mutex mu_;
   std::unordered_set<const void*> live_;
+  std::atomic<uint64_t> removals_{0};  // handles removed so far: a memo taken before a removal is stale
   std::vector<void*> retired_;
 };
 

@@ -2,6 +2,7 @@
 // after it: destroying the stale handle is chorusInvalidArgument and leaves the new object working.
 #include <gtest/gtest.h>
 
+#include <thread>
 #include <vector>
 
 #include "chorus/chorus.h"
@@ -36,6 +37,33 @@ TEST(Handles, StaleStreamHandleNeverNamesANewOne) {
     EXPECT_EQ(chorusStreamDestroy(old), chorusInvalidArgument) << "round " << round;
     EXPECT_EQ(chorusStreamSynchronize(fresh), chorusSuccess) << "round " << round;
     EXPECT_EQ(chorusStreamDestroy(fresh), chorusSuccess);
+  }
+}
+
+// A thread remembers the last live handle it checked (handle_registry.h): a handle this thread used just before,
+// destroyed by another thread or by this one, is still rejected.
+TEST(Handles, AHandleUsedJustBeforeItsDestructionIsRejectedAfterIt) {
+  std::vector<float> v(4, 1.0f);
+  for (bool otherThread : {false, true}) {
+    chorusComm_t comm = nullptr;
+    chorusStream_t stream = nullptr;
+    ASSERT_EQ(chorusCommInitAll(&comm, 1, nullptr), chorusSuccess);
+    ASSERT_EQ(chorusStreamCreate(&stream), chorusSuccess);
+    ASSERT_EQ(chorusAllReduce(v.data(), v.data(), v.size(), chorusFloat32, chorusSum, comm, stream), chorusSuccess);
+    ASSERT_EQ(chorusStreamSynchronize(stream), chorusSuccess);
+    auto destroy = [&] {
+      EXPECT_EQ(chorusStreamDestroy(stream), chorusSuccess);
+      EXPECT_EQ(chorusCommDestroy(comm), chorusSuccess);
+    };
+    if (otherThread) {
+      std::thread(destroy).join();
+    } else {
+      destroy();
+    }
+    EXPECT_EQ(chorusAllReduce(v.data(), v.data(), v.size(), chorusFloat32, chorusSum, comm, nullptr),
+              chorusInvalidArgument)
+        << (otherThread ? "destroyed by another thread" : "destroyed by this thread");
+    EXPECT_EQ(chorusStreamSynchronize(stream), chorusInvalidArgument);
   }
 }
 

@@ -28,6 +28,8 @@ struct ThreadState {
   std::vector<Progress> queues;
   RefLedger ledger;
   std::vector<FutexWord> words;  // what a sleep watches (filled by raise() in runP2p)
+  // Room for the most words one sleep watches from the start: the first sleep of a warm thread allocates nothing.
+  ThreadState() { words.reserve(kMaxFutexWords); }
 };
 
 // Each use of a thread_local in a shared library is a call into the dynamic linker, and GCC folds a reference
