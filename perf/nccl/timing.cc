@@ -130,8 +130,7 @@ class Bench {
     constexpr size_t kPrimeBytes = 16u << 20;
     const size_t total = regionBytes();
     if (total == 0) return;
-    const size_t steps = std::max<size_t>(opts_.maxBytes / total, 1);
-    const size_t slices = std::min(static_cast<size_t>(launches), steps);
+    const size_t slices = std::min(static_cast<size_t>(launches), sliceCount());
     if (slices * total > kPrimeBytes) return;
     uint64_t sum = 0;
     auto read = [&](const void* base) {
@@ -140,8 +139,8 @@ class Bench {
     };
     for (RankState& r : ctx_.ranks) {
       for (size_t i = 0; i < slices; ++i) {  // the slices callArgs gives launch i (in place: the receive buffer's)
-        read(static_cast<const char*>(r.recv.ptr) + total * i);
-        if (!inPlace) read(static_cast<const char*>(r.send.ptr) + total * i);
+        read(static_cast<const char*>(r.recv.ptr) + sliceOffset(static_cast<int>(i)));
+        if (!inPlace) read(static_cast<const char*>(r.send.ptr) + sliceOffset(static_cast<int>(i)));
       }
     }
     primeSink_ = sum;
@@ -207,10 +206,17 @@ class Bench {
   }
 
   // nccl-tests moves each launch to another slice of the buffers, so iterations do not reuse a hot cache.
-  CallArgs callArgs(RankState& r, bool inPlace, int iter) const {
+  // How many slices of regionBytes() the buffers hold, and where launch `iter`'s starts.
+  size_t sliceCount() const {
     const size_t total = regionBytes();
-    const size_t steps = total != 0 ? std::max<size_t>(opts_.maxBytes / total, 1) : 1;
-    const size_t shift = total * (static_cast<size_t>(iter) % steps);
+    return total != 0 ? std::max<size_t>(opts_.maxBytes / total, 1) : 1;
+  }
+  size_t sliceOffset(int iter) const {
+    return regionBytes() * (static_cast<size_t>(iter) % sliceCount());
+  }
+
+  CallArgs callArgs(RankState& r, bool inPlace, int iter) const {
+    const size_t shift = sliceOffset(iter);
     char* recv = static_cast<char*>(r.recv.ptr) + shift;
     char* send = static_cast<char*>(r.send.ptr) + shift;
     CallArgs c{};

@@ -47,12 +47,12 @@ void recordQueued(Comm* comm, coll::CollOp* op) {
   if (FlightRecorder* fr = comm->recorder(); fr != nullptr && fr->enabled()) op->recordSeq = fr->queued(*op);
 }
 
-// Runs n operations of one host communicator on the NULL stream, here, in a work that is reused (a warm launch
-// allocates nothing). opAt(i) is the i-th operation in issue order.
+// Makes `launch` one work of n operations of one host communicator, reusing its storage (a warm launch allocates
+// nothing). opAt(i) is the i-th operation in issue order.
 template <typename OpAt>
-void runBlockingWork(Comm* comm, size_t n, OpAt opAt) {
-  thread_local std::vector<CommWork> works(1);
-  CommWork& w = works[0];
+void fillOneWork(std::vector<CommWork>& launch, Comm* comm, size_t n, OpAt opAt) {
+  launch.resize(1);
+  CommWork& w = launch[0];
   w.comm = comm;
   w.ops.clear();
   for (size_t i = 0; i < n; ++i) {
@@ -60,6 +60,13 @@ void runBlockingWork(Comm* comm, size_t n, OpAt opAt) {
     comm->opEnqueued();
     recordQueued(comm, &w.ops.back());
   }
+}
+
+// Runs n operations of one host communicator on the NULL stream, here, in a work that is reused.
+template <typename OpAt>
+void runBlockingWork(Comm* comm, size_t n, OpAt opAt) {
+  thread_local std::vector<CommWork> works;
+  fillOneWork(works, comm, n, opAt);
   const Failure f = executeLaunch(works);
   if (!f.ok()) f.raise();
 }
@@ -174,13 +181,7 @@ void submit(Comm* comm, CallStream stream, const coll::CollOp& op) {
     if (stream.host != nullptr) {
       // Refilled in place: enqueue swaps it for a launch that has run, whose storage the next call reuses.
       thread_local std::vector<CommWork> launch;
-      launch.resize(1);
-      CommWork& w = launch[0];
-      w.comm = comm;
-      w.ops.clear();
-      w.ops.push_back(op);
-      comm->opEnqueued();
-      recordQueued(comm, &w.ops[0]);
+      fillOneWork(launch, comm, 1, [&](size_t) { return op; });
       stream.host->enqueue(launch);
       return;
     }

@@ -24,22 +24,22 @@ bool HandleRegistry::contains(const void* handle) const {
   thread_local Memo memos[2];
   // Read before the look-up: a removal after this read makes the memo written below stale, never wrong.
   const uint64_t removals = removals_.load(std::memory_order_acquire);
-  Memo* slot = &memos[0];
+  Memo* slot = nullptr;  // this registry's memo, else a free one
   for (Memo& m : memos) {
     if (m.registry == this) {
       if (m.handle == handle && m.removals == removals) return true;
       slot = &m;
+      break;
     }
+    if (m.registry == nullptr && slot == nullptr) slot = &m;
   }
   bool live;
   {
     std::lock_guard<std::mutex> lock(mu_);
     live = live_.count(handle) != 0;
   }
-  if (!live) return false;
-  if (slot->registry != this && memos[1].registry == nullptr) slot = &memos[1];
-  *slot = Memo{this, handle, removals};
-  return true;
+  if (live && slot != nullptr) *slot = Memo{this, handle, removals};
+  return live;
 }
 
 void HandleRegistry::keep(void* storage) {

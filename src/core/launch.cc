@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "base/per_thread.h"
 #include "collectives/host/host_executor.h"
 #include "core/check_mode.h"
 #include "core/comm.h"
@@ -60,19 +61,12 @@ struct ThreadState {
   coll::Plan plan;
 };
 
-// Each use of a thread_local in a shared library is a call into the dynamic linker, and GCC folds a reference
-// bound to one back into such calls; the address comes from a call it does not inline instead.
-[[gnu::noinline]] ThreadState& threadState() {
-  thread_local ThreadState state;
-  return state;
-}
-
 // One communicator's share: plan it, connect what the plan lists, run it.
 void executeWork(const CommWork& w) {
   Comm& comm = *w.comm;
   LogRankScope logRank(comm.rank());
   // Reused per thread: an operation on a warm communicator allocates nothing here.
-  ThreadState& state = threadState();
+  ThreadState& state = perThread<ThreadState>();
   WaitContext& ctx = state.ctx;
   coll::Plan& plan = state.plan;
   comm.fillWaitContext(&ctx);

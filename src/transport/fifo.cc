@@ -303,7 +303,7 @@ const void* RecvConnection::peekWord(uint64_t* word, const WaitContext& ctx) {
       fifo_, &fifo_->tail, &fifo_->consumerSleeping, driver_, ctx, ready, [&] { checkPeer(); },
       "data (the sender publishes nothing)", what_);
   if (const void* p = tryPeekWord(word)) return p;
-  *word = slotWord(l.seq.load(std::memory_order_relaxed) & kMailboxSizeMask, l.tag);
+  *word = mailboxWord(l);
   return l.data;
 }
 
@@ -328,7 +328,7 @@ const void* RecvConnection::waitMailboxLine(MailboxLine& l, uint64_t* word, cons
       fifo_, &l.seq, &fifo_->consumerSleeping, driver_, ctx, ready, [&] { checkPeer(); },
       "data (the sender publishes nothing)", what_);
   if (mailboxArrived(l)) {
-    *word = slotWord(l.seq.load(std::memory_order_relaxed) & kMailboxSizeMask, l.tag);
+    *word = mailboxWord(l);
     return l.data;
   }
   return tryPeekWord(word);

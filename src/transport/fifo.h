@@ -290,14 +290,14 @@ class RecvConnection : public Connection {
   const void* mailboxPeekWord(uint64_t* word, const WaitContext& ctx) {
     MailboxLine& l = fifo_->lines[mailboxRead_ % kMailboxLines];
     if (!mailboxArrived(l)) return waitMailboxLine(l, word, ctx);
-    *word = slotWord(l.seq.load(std::memory_order_relaxed) & kMailboxSizeMask, l.tag);
+    *word = mailboxWord(l);
     return l.data;
   }
   // The next mailbox message's payload and word, or nullptr when it has not arrived. Never blocks.
   const void* mailboxTryPeekWord(uint64_t* word) {
     MailboxLine& l = fifo_->lines[mailboxRead_ % kMailboxLines];
     if (!mailboxArrived(l)) return nullptr;
-    *word = slotWord(l.seq.load(std::memory_order_relaxed) & kMailboxSizeMask, l.tag);
+    *word = mailboxWord(l);
     return l.data;
   }
   // Frees the line returned by the last mailboxPeekWord.
@@ -339,6 +339,10 @@ class RecvConnection : public Connection {
   pid_t remotePid_ = 0;  // 0: remote refs are a protocol error on this connection
 
  private:
+  // The size word (slotWord: bytes and tag) of a line that has arrived.
+  static uint64_t mailboxWord(const MailboxLine& l) {
+    return slotWord(l.seq.load(std::memory_order_relaxed) & kMailboxSizeMask, l.tag);
+  }
   bool mailboxArrived(const MailboxLine& l) const {
     return (l.seq.load(std::memory_order_acquire) >> kMailboxSizeBits) == ((mailboxRead_ + 1) & kMailboxCountMask);
   }

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "base/per_thread.h"
 #include "collectives/host/ref_ledger.h"
 #include "collectives/tuning.h"
 
@@ -33,19 +34,11 @@ struct ThreadState {
   ThreadState() { words.reserve(kMaxFutexWords); }
 };
 
-// Each use of a thread_local in a shared library is a call into the dynamic linker, and GCC folds a reference
-// bound to one back into such calls: the polling loop made 30 per operation. The address comes from a call it
-// does not inline instead, once per operation.
-[[gnu::noinline]] ThreadState& threadState() {
-  thread_local ThreadState state;
-  return state;
-}
-
 }  // namespace
 
 void runP2p(const Plan& plan, const std::vector<const void*>& copies, const ExecEnv& env) {
   for (const SelfCopy& c : plan.selfCopies) memmove(c.dst, source(c, copies), c.bytes);
-  ThreadState& state = threadState();
+  ThreadState& state = perThread<ThreadState>();
   std::vector<Progress>& queues = state.queues;
   queues.clear();
   for (const P2pQueue& q : plan.queues) {
