@@ -162,6 +162,13 @@ bool useSingleCopy(CollType type, size_t bytes) {
   return bytes >= static_cast<size_t>(from);
 }
 
+bool useSingleCopyToReceiver(size_t bytes) {
+  // Measured with sendrecv_perf, 2 ranks, out of place (docs/performance.md): one copy took 512 KiB from 71-73 us
+  // to 41-42 (Open MPI, which reads by CMA from 4 KiB, 41-47) and 64 KiB from 10.2-10.5 to 8.5-9.6.
+  const int64_t from = param::P2pCmaMinBytes();
+  return from > 0 && bytes >= static_cast<size_t>(from);
+}
+
 void tune(CollOp& op, const TuningContext& t) {
   // Training loops repeat the same few calls: the last decision per thread is kept, keyed by the context's
   // id (unique per communicator, where an address could be reused) and the size.

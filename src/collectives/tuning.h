@@ -55,6 +55,11 @@ void tune(CollOp& op, const TuningContext& t);
 // asks it per operation).
 bool useSingleCopy(CollType type, size_t bytes);
 
+// Whether a point-to-point transfer of `bytes` whose receiver has announced that it waits for it
+// (transport/fifo.h, RecvConnection::announceReceiving) goes by reference, one copy: from CHORUS_P2P_CMA_MIN_BYTES
+// bytes (64 KiB by default; 0: never). The send still completes without waiting for anything but that receiver.
+bool useSingleCopyToReceiver(size_t bytes);
+
 // Parses a CHORUS_ALGO value ("ring", "tree", "direct", or per function "allreduce:tree;ring") and returns
 // the algorithm forced for `type`, or false when none is. Throws chorusInvalidArgument on an unknown name.
 bool forcedAlgo(const std::string& spec, CollType type, Algo* algo);

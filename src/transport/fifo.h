@@ -19,6 +19,11 @@
 // reference covers, and the consumer copies them straight from the producer's memory into their destination.
 // The producer must keep that memory unchanged until the consumer has freed the slot (drain() waits for it).
 //
+// A point-to-point receiver that waits for a transfer says so (RecvConnection::announceReceiving): both ends number
+// the transfers on the connection that do not travel in the mailbox, the consumer stores the number of the one it waits
+// for, and a producer whose transfer carries that number may post a remote ref even where its transfer fits the slots:
+// the receiver is there to read it, so the send still completes without waiting on anything else the receiver does.
+//
 // Small messages (mailbox): where the transport enables it (FifoControl::mailbox), a message of at most
 // kMailboxBytes bytes travels in one mailbox line of a ring of kMailboxLines instead of a slot: a sequence word that
 // the producer stores last, the operation's tag and the payload, all from the line's first cache line on (as NCCL's
@@ -76,6 +81,8 @@ struct FifoControl {
   uint32_t consumerReadsProducer;
   // Set by the transport when it made the FIFO: small messages travel through the mailbox.
   uint32_t mailbox;
+  // The number of the transfer the consumer waits for (announceReceiving; 0: none yet).
+  alignas(kCacheLine) std::atomic<uint32_t> receiving;
   alignas(kCacheLine) uint64_t sizes[kMaxSlots];         // payload bytes of each published slot
   alignas(kCacheLine) std::atomic<uint32_t> mailboxAck;  // mailbox messages the consumer has read
   MailboxLine lines[kMailboxLines];
@@ -181,6 +188,11 @@ class SendConnection : public Connection {
   void postRemote(const void* data, size_t bytes, uint32_t tag = 0);
   // Whether messages of at most kMailboxBytes bytes travel through the mailbox (both ends see the same answer).
   bool mailbox() const { return fifo_->mailbox != 0; }
+  // Numbers the next transfer that does not travel in the mailbox (the receiver numbers its receives the same way:
+  // RecvConnection::beginTransfer); numbers start at 1.
+  uint32_t beginTransfer() { return ++transfers_; }
+  // Whether the consumer has announced that it waits for transfer `number` (RecvConnection::announceReceiving).
+  bool peerReceiving(uint32_t number) const { return fifo_->receiving.load(std::memory_order_acquire) == number; }
   // The payload of the next mailbox line, once the consumer has read the message that used it last.
   void* mailboxAcquire(const WaitContext& ctx) {
     if (mailboxSent_ - mailboxAcked_ >= kMailboxLines) waitMailboxLine(ctx);
@@ -244,6 +256,7 @@ class SendConnection : public Connection {
   void wakeMailboxConsumer(MailboxLine& l);
   uint32_t mailboxSent_ = 0;   // messages posted to the mailbox
   uint32_t mailboxAcked_ = 0;  // the consumer's acknowledgement, as last read
+  uint32_t transfers_ = 0;     // transfers numbered by beginTransfer
 };
 
 // The consuming end. Not thread-safe: one thread consumes.
@@ -306,6 +319,13 @@ class RecvConnection : public Connection {
     fifo_->mailboxAck.store(mailboxRead_, std::memory_order_seq_cst);
     if (fifo_->producerSleeping.load(std::memory_order_seq_cst) != 0) wakeMailboxProducer();
   }
+  // Whether the producer may post remote refs on this connection (readRemote takes them).
+  bool takesRemoteRefs() const { return remotePid_ != 0; }
+  // As SendConnection::beginTransfer, for the receives.
+  uint32_t beginTransfer() { return ++transfers_; }
+  // Tells the producer that this end waits for transfer `number` (beginTransfer), so that it may send it by
+  // reference (fifo.h, top). Only where takesRemoteRefs().
+  void announceReceiving(uint32_t number) { fifo_->receiving.store(number, std::memory_order_release); }
   // Copies bytes [offset, offset + bytes) of what the RemoteRef in `slot` (a slot whose word isRemoteRef) covers into
   // dst, from the producer's memory. Throws chorusRemoteError for a reference this connection cannot take (a
   // transport without remote refs, another process, a range outside it) or memory the producer no longer has.
@@ -349,6 +369,7 @@ class RecvConnection : public Connection {
   const void* waitMailboxLine(MailboxLine& l, uint64_t* word, const WaitContext& ctx);
   void wakeMailboxProducer();
   uint32_t mailboxRead_ = 0;  // mailbox messages read
+  uint32_t transfers_ = 0;    // transfers numbered by beginTransfer
 };
 
 }  // namespace chorus::transport

@@ -494,6 +494,36 @@ TEST_P(TransportTest, RemoteRefReadsUntilReleased) {
   });
 }
 
+// Both ends number their transfers alike, and the sender sees the receiver's announcement for exactly the transfer
+// it waits for (fifo.h): what lets a point-to-point send go by reference and still complete without waiting for
+// anything else the receiver does. Only connections that take references announce.
+TEST_P(TransportTest, AnnouncedReceiveIsSeenForItsTransferOnly) {
+  run(2, [](Rank& r) {
+    if (r.rank() == 1) {
+      auto recv = r.listenFrom(0, kSlots, kSlot);
+      for (uint32_t i = 1; i <= 3; ++i) {
+        const uint32_t n = recv->beginTransfer();
+        TCHECK(n == i, "receive numbered ", n, " where ", i, " was expected");
+        if (recv->takesRemoteRefs()) recv->announceReceiving(n);
+        r.sendBlob(0, {static_cast<uint8_t>(recv->takesRemoteRefs() ? 1 : 0)});
+        r.await(0);
+      }
+      return;
+    }
+    auto send = r.connectTo(1, kSlots, kSlot);
+    for (uint32_t i = 1; i <= 3; ++i) {
+      const bool announced = r.recvBlob(1).at(0) != 0;
+      const uint32_t n = send->beginTransfer();
+      TCHECK(n == i, "send numbered ", n, " where ", i, " was expected");
+      TCHECK(send->peerReceiving(n) == announced, kindName(r.kind()), ": transfer ", n, " announced ", announced,
+             ", seen ", send->peerReceiving(n));
+      TCHECK(!send->peerReceiving(n + 1) && (n == 1 || !send->peerReceiving(n - 1)),
+             "another transfer's announcement seen");
+      r.notify(1);
+    }
+  });
+}
+
 // A reference to memory the sender does not have fails on the receiver with chorusRemoteError (not a crash, not
 // garbage); so does one whose sender exited before it was read.
 TEST_P(TransportTest, RemoteRefToNothingFails) {

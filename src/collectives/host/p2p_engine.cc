@@ -19,7 +19,11 @@ struct Progress {
   size_t off = 0;
   transport::SendConnection* send = nullptr;
   transport::RecvConnection* recv = nullptr;
-  bool flagged = false;  // its sleeping flag is raised (below)
+  bool flagged = false;   // its sleeping flag is raised (below)
+  uint32_t transfer = 0;  // the task's number on its connection, if it skips the mailbox (transport/fifo.h)
+  // A send task's use of remote refs: never, for the whole transfer (useSingleCopy), or from the slot at which the
+  // receiver has announced that it waits for it (useSingleCopyToReceiver).
+  enum class Refs : uint8_t { kNever, kAlways, kWhenReceiving } refs = Refs::kNever;
   // A receive queue whose task overlaps the send to the same peer (P2pTask::overlapsPeer): that send's queue.
   const Progress* partner = nullptr;
 };
@@ -34,10 +38,29 @@ struct ThreadState {
   ThreadState() { words.reserve(kMaxFutexWords); }
 };
 
+// Whether a receive of the plan writes into bytes [src, src + bytes), which a send reads: that send must copy through
+// the slots, as a reference would let its peer read what this rank has overwritten meanwhile (an in-place send/recv
+// pair, as nccl-tests times them; the in-place all-to-all orders its pairs instead, P2pTask::overlapsPeer). Plans with
+// more receives than are worth looking through count as overwriting.
+bool overwrittenHere(const Plan& plan, const void* src, size_t bytes) {
+  constexpr size_t kMaxReceivesChecked = 64;
+  const auto* begin = static_cast<const char*>(src);
+  size_t checked = 0;
+  for (const P2pQueue& q : plan.queues) {
+    if (q.send) continue;
+    for (size_t i = q.first; i < q.first + q.count; ++i) {
+      if (++checked > kMaxReceivesChecked) return true;
+      const P2pTask& r = plan.tasks[i];
+      const auto* dst = static_cast<const char*>(r.dst);
+      if (dst < begin + bytes && begin < dst + r.bytes) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 void runP2p(const Plan& plan, const std::vector<const void*>& copies, const ExecEnv& env) {
-  for (const SelfCopy& c : plan.selfCopies) memmove(c.dst, source(c, copies), c.bytes);
   ThreadState& state = perThread<ThreadState>();
   std::vector<Progress>& queues = state.queues;
   queues.clear();
@@ -50,6 +73,31 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
     }
     queues.push_back(p);
   }
+  // Numbers a queue's current task on its connection as the far end numbers it (both count the transfers that skip
+  // the mailbox), and announces a receive that its sender may send by reference because this rank waits for it
+  // (fifo.h, top): every queue's first task is started before any send, so that the peers' sends find the
+  // announcements of receives posted in the same group.
+  auto start = [&](Progress& p) {
+    const P2pTask& t = plan.tasks[p.q->first + p.cur];
+    if (p.send != nullptr) {
+      p.refs = Progress::Refs::kNever;
+      if (t.bytes <= transport::kMailboxBytes && p.send->mailbox()) return;
+      p.transfer = p.send->beginTransfer();
+      if (!p.send->remoteRefs() || t.overlapsPeer || t.bytes == 0) return;
+      const bool always = useSingleCopy(CollType::kSend, t.bytes);
+      if (!always && !useSingleCopyToReceiver(t.bytes)) return;
+      if (t.staged < 0 && overwrittenHere(plan, source(t, copies), t.bytes)) return;
+      p.refs = always ? Progress::Refs::kAlways : Progress::Refs::kWhenReceiving;
+    } else if (t.bytes > transport::kMailboxBytes || !p.recv->mailbox()) {
+      p.transfer = p.recv->beginTransfer();
+      if (p.recv->takesRemoteRefs() && useSingleCopyToReceiver(t.bytes)) p.recv->announceReceiving(p.transfer);
+    }
+  };
+  for (Progress& p : queues) {
+    if (p.q->count > 0) start(p);
+  }
+  // The copies to oneself come after the announcements: peers may send by reference meanwhile.
+  for (const SelfCopy& c : plan.selfCopies) memmove(c.dst, source(c, copies), c.bytes);
   if (queues.empty()) return;
   // Each pass posts what it can send before it looks for what arrived: a peer that waits for this rank's message
   // then waits only for it, not for this rank's receives and copies too (the direct collectives send first for the
@@ -139,6 +187,7 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
         if (p.off == t.bytes) {
           ++p.cur;
           p.off = 0;
+          if (p.cur < p.q->count) start(p);
           continue;
         }
         const size_t left = t.bytes - p.off;
@@ -153,7 +202,10 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
           void* slot = p.send->tryAcquire();
           if (slot == nullptr) break;
           const char* src = static_cast<const char*>(source(t, copies)) + p.off;
-          if (p.send->remoteRefs() && !t.overlapsPeer && useSingleCopy(CollType::kSend, t.bytes)) {
+          // By reference where single copy applies to the whole transfer, or, from the next slot on, once the
+          // receiver has announced that it waits for this transfer.
+          if (p.refs == Progress::Refs::kAlways ||
+              (p.refs == Progress::Refs::kWhenReceiving && p.send->peerReceiving(p.transfer))) {
             // The receiver copies the whole rest from here (in references of whole slots' worth).
             const size_t most = transport::kMaxRemoteRefBytes / p.send->slotBytes() * p.send->slotBytes();
             const size_t m = std::min(most, left);
