@@ -64,6 +64,8 @@ class Waiter {
   void reset();
   // True once the waiter has passed the spinning phase (producers then need a futexWake).
   bool sleeping() const { return phase_ >= 2; }
+  // True while the waiter spins (before it yields the core or sleeps).
+  bool spinning() const { return phase_ == 0; }
 
  private:
   const WaitContext& ctx_;

@@ -163,8 +163,9 @@ bool useSingleCopy(CollType type, size_t bytes) {
 }
 
 bool useSingleCopyToReceiver(size_t bytes) {
-  // Measured with sendrecv_perf, 2 ranks, out of place (docs/performance.md): one copy took 512 KiB from 71-73 us
-  // to 41-42 (Open MPI, which reads by CMA from 4 KiB, 41-47) and 64 KiB from 10.2-10.5 to 8.5-9.6.
+  // Measured with sendrecv_perf, 2 ranks, out of place (docs/performance.md): on the same buffers every launch one
+  // copy took 64 KiB from 7.6 to 4.3 us and 512 KiB from 53.9 to 18.9 (Open MPI, which reads by CMA from 4 KiB up:
+  // 4.2 and 20.0); on buffers out of cache it lost at 32 KiB (7.4 against 5.4 us) and broke even at 64 KiB.
   const int64_t from = param::P2pCmaMinBytes();
   return from > 0 && bytes >= static_cast<size_t>(from);
 }

@@ -69,6 +69,28 @@ const bool kP2p = registerChild("p2p_sizes", [](int rank, int, const std::vector
   return rc == chorusRemoteError && ms < kTimeoutMs / 2 && msg.find("disagree") != std::string::npos ? 0 : 1;
 });
 
+// A send of 1 MiB received as 512 KiB, the receiver waiting first (so the send goes by reference, fifo.h): the
+// receiver fails saying so, and reads nothing past its buffer.
+const bool kP2pRef = registerChild("p2p_ref_sizes", [](int rank, int, const std::vector<std::string>&) {
+  chorusComm_t comm = nullptr;
+  if (chorusCommInitFromEnv(&comm, nullptr) != chorusSuccess) return 2;
+  constexpr size_t kSent = 262144;  // floats: 1 MiB
+  std::vector<float> buf(kSent, 1.0f);
+  chorusResult_t rc;
+  if (rank == 0) {
+    usleep(100000);  // the receiver announces first
+    rc = chorusSend(buf.data(), kSent, chorusFloat32, 1, comm, nullptr);
+  } else {
+    rc = chorusRecv(buf.data(), kSent / 2, chorusFloat32, 0, comm, nullptr);
+  }
+  const std::string msg = chorusGetLastError(comm);
+  fprintf(stderr, "rank %d: result %d: %s\n", rank, rc, msg.c_str());
+  chorusCommAbort(comm);
+  // The sender fails too (the receiver closed its end) or, had it finished first, succeeded.
+  if (rank == 0) return rc == chorusSuccess || rc == chorusRemoteError ? 0 : 1;
+  return rc == chorusRemoteError && msg.find("disagree") != std::string::npos ? 0 : 1;
+});
+
 // Runs the child on 2 ranks; each must exit 0 (it checked its own outcome).
 void expectAllFail(const char* child, const std::map<std::string, std::string>& env) {
   ChildOptions opt;
@@ -89,6 +111,10 @@ TEST(MismatchProcs, MailboxMessagesOfDifferentSizes) {
 
 TEST(MismatchProcs, SendAndRecvOfDifferentSizes) {
   expectAllFail("p2p_sizes", {});
+}
+
+TEST(MismatchProcs, SendAndRecvOfDifferentSizesByReference) {
+  expectAllFail("p2p_ref_sizes", {});
 }
 
 TEST(MismatchProcs, ReferencesOfDifferentTypes) {

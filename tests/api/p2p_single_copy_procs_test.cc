@@ -1,5 +1,5 @@
 // Point-to-point transfers between processes on one host where the receiver waits first: the sender then lets it copy
-// once, straight from the sender's buffer (transport/fifo.h, announced receives; CHORUS_P2P_CMA_MIN_BYTES, 256 KiB by
+// once, straight from the sender's buffer (transport/fifo.h, announced receives; CHORUS_P2P_CMA_MIN_BYTES, 64 KiB by
 // default). Each case checks every element it receives, and that what completed without the receiver before (a
 // send that fits the FIFO, outside a group) still does: the exchange without a group below would hang until the
 // deadline if such a send waited for its receiver.
@@ -92,7 +92,7 @@ bool groupExchange(const Round& r, const int32_t* out, int32_t* in, size_t count
 std::vector<size_t> mixedCounts() {
   std::vector<size_t> counts;
   for (int pass = 0; pass < 3; ++pass) {
-    for (size_t c : {2, 1000, 65536, 65537, 262143, 1, 300000, 786432 + 3, 5000}) counts.push_back(c);
+    for (size_t c : {2, 1000, 16383, 16384, 65537, 262143, 1, 300000, 786432 + 3, 5000}) counts.push_back(c);
   }
   return counts;
 }
