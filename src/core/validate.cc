@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "base/byte_range.h"
 #include "base/error.h"
 #include "chorus_build_config.h"
 #include "core/comm.h"
@@ -23,12 +24,6 @@ reduce::Op toOp(int op) {
 }
 
 namespace {
-
-bool overlaps(const void* a, size_t an, const void* b, size_t bn) {
-  auto x = reinterpret_cast<uintptr_t>(a);
-  auto y = reinterpret_cast<uintptr_t>(b);
-  return an > 0 && bn > 0 && x < y + bn && y < x + an;
-}
 
 // Rejects buffers that overlap unless they are exactly NCCL's in-place layout (input at `inPlaceInput`).
 void checkOverlap(const coll::CollOp& op, size_t inBytes, size_t outBytes, const void* inPlaceInput) {

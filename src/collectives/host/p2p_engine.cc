@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/byte_range.h"
 #include "base/error.h"
 #include "base/per_thread.h"
 #include "collectives/host/ref_ledger.h"
@@ -26,6 +27,7 @@ struct Progress {
   transport::SendConnection* send = nullptr;
   transport::RecvConnection* recv = nullptr;
   bool flagged = false;   // its sleeping flag is raised (below)
+  bool line = false;      // the task travels in a mailbox line (fifo.h); decided once, in start()
   uint32_t transfer = 0;  // the task's number on its connection, if it skips the mailbox (transport/fifo.h)
   // A send task's use of remote refs: never, for the whole transfer (useSingleCopy), or from the slot at which the
   // receiver has announced that it waits for it (useSingleCopyToReceiver).
@@ -51,15 +53,12 @@ struct ThreadState {
 // more receives than are worth looking through count as overwriting.
 bool overwrittenHere(const Plan& plan, const void* src, size_t bytes) {
   constexpr size_t kMaxReceivesChecked = 64;
-  const auto* begin = static_cast<const char*>(src);
   size_t checked = 0;
   for (const P2pQueue& q : plan.queues) {
     if (q.send) continue;
     for (size_t i = q.first; i < q.first + q.count; ++i) {
       if (++checked > kMaxReceivesChecked) return true;
-      const P2pTask& r = plan.tasks[i];
-      const auto* dst = static_cast<const char*>(r.dst);
-      if (dst < begin + bytes && begin < dst + r.bytes) return true;
+      if (overlaps(src, bytes, plan.tasks[i].dst, plan.tasks[i].bytes)) return true;
     }
   }
   return false;
@@ -86,17 +85,18 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
   // announcements of receives posted in the same group.
   auto start = [&](Progress& p) {
     const P2pTask& t = plan.tasks[p.q->first + p.cur];
+    p.line = t.bytes <= transport::kMailboxBytes && (p.send != nullptr ? p.send->mailbox() : p.recv->mailbox());
     if (p.send != nullptr) {
       p.refs = Progress::Refs::kNever;
       p.graceEndNs = 0;
-      if (t.bytes <= transport::kMailboxBytes && p.send->mailbox()) return;
+      if (p.line) return;
       p.transfer = p.send->beginTransfer();
-      if (!p.send->remoteRefs() || t.overlapsPeer || t.bytes == 0) return;
+      if (!p.send->remoteRefs() || t.overlapsPeer) return;
       const bool always = useSingleCopy(CollType::kSend, t.bytes);
       if (!always && !useSingleCopyToReceiver(t.bytes)) return;
       if (t.staged < 0 && overwrittenHere(plan, source(t, copies), t.bytes)) return;
       p.refs = always ? Progress::Refs::kAlways : Progress::Refs::kWhenReceiving;
-    } else if (t.bytes > transport::kMailboxBytes || !p.recv->mailbox()) {
+    } else if (!p.line) {
       p.transfer = p.recv->beginTransfer();
       if (p.recv->takesRemoteRefs() && useSingleCopyToReceiver(t.bytes)) p.recv->announceReceiving(p.transfer);
     }
@@ -200,7 +200,7 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
         }
         const size_t left = t.bytes - p.off;
         // A transfer that fits a mailbox line travels in one where the connection has a mailbox (fifo.h).
-        if (t.send && t.bytes <= transport::kMailboxBytes && p.send->mailbox()) {
+        if (t.send && p.line) {
           void* line = p.send->mailboxTryAcquire();
           if (line == nullptr) break;
           memcpy(line, source(t, copies), t.bytes);
@@ -236,21 +236,20 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
           }
         } else {
           uint64_t word = 0;
-          const bool line = t.bytes <= transport::kMailboxBytes && p.recv->mailbox();
-          const void* slot = line ? p.recv->mailboxTryPeekWord(&word) : p.recv->tryPeekWord(&word);
+          const void* slot = p.line ? p.recv->mailboxTryPeekWord(&word) : p.recv->tryPeekWord(&word);
           if (slot == nullptr) {
             // What arrived instead, if anything, is the other kind: the two sides disagree on the size. (Looked at
             // again after: what was expected may have been published just before it.)
             uint64_t other = 0;
-            const bool arrived = (line ? p.recv->tryPeekWord(&other) : p.recv->mailboxTryPeekWord(&other)) != nullptr;
-            slot = !arrived ? nullptr : line ? p.recv->mailboxTryPeekWord(&word) : p.recv->tryPeekWord(&word);
+            const bool arrived = (p.line ? p.recv->tryPeekWord(&other) : p.recv->mailboxTryPeekWord(&other)) != nullptr;
+            slot = !arrived ? nullptr : p.line ? p.recv->mailboxTryPeekWord(&word) : p.recv->tryPeekWord(&word);
             if (slot == nullptr && arrived) {
               disagree(*p.recv, other & transport::kSlotBytesMask, t.bytes);
             }
             if (slot == nullptr) break;
           }
           const size_t land = landable(p, t);
-          if (line) {
+          if (p.line) {
             if ((word & transport::kSlotBytesMask) != t.bytes) {
               disagree(*p.recv, word & transport::kSlotBytesMask, t.bytes);
             }
