@@ -81,4 +81,8 @@ struct CollOp {
 // Bytes that cross the busiest link per rank, for logs and tuning.
 size_t collBytes(const CollOp& op, int nranks);
 
+// True when a and b are the same operation tuned alike, on buffers that may differ: equal in every field but
+// sendbuff, recvbuff and the flight recorder's number (plan/plan_reuse.h).
+bool sameButBuffers(const CollOp& a, const CollOp& b);
+
 }  // namespace chorus::coll

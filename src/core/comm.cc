@@ -33,8 +33,23 @@ uint64_t processId() {
   return id;
 }
 
+namespace {
+std::atomic<uint64_t> commsMade{0};
+
+// A wait's liveness check (WaitContext::liveness): the failure notices of one bootstrap. A type of its own, so
+// that fillWaitContext can tell it is already in place.
+struct NoticeCheck {
+  const bootstrap::Bootstrap* bootstrap;
+  void operator()() const { bootstrap->checkFailureNotices(); }
+};
+}  // namespace
+
 Comm::Comm(int rank, int nranks, CommOptions options)
-    : rank_(rank), nranks_(nranks), options_(std::move(options)), rankTag_("rank " + std::to_string(rank)) {}
+    : rank_(rank),
+      nranks_(nranks),
+      options_(std::move(options)),
+      rankTag_("rank " + std::to_string(rank)),
+      serial_(commsMade.fetch_add(1, std::memory_order_relaxed) + 1) {}
 
 Comm::~Comm() {
   joinInitThread();
@@ -91,9 +106,11 @@ void Comm::fillWaitContext(WaitContext* ctx) const {
   // part and exited cleanly is no error while its last data is still in flight. A rank whose operation
   // fails closes its connections (poisonConnections), so a failure reaches its neighbours at once.
   // A peer that announced a failure of this communicator (Bootstrap::announceFailure) ends every wait at once.
+  // A thread reuses its context from call to call: the check already there for this bootstrap is kept (building
+  // a std::function costs more than the rest of this function).
   if (bootstrap_) {
-    const bootstrap::Bootstrap* b = bootstrap_.get();
-    ctx->liveness = [b] { b->checkFailureNotices(); };
+    const NoticeCheck* held = ctx->liveness.target<NoticeCheck>();
+    if (held == nullptr || held->bootstrap != bootstrap_.get()) ctx->liveness = NoticeCheck{bootstrap_.get()};
   } else {
     ctx->liveness = nullptr;
   }

@@ -147,6 +147,9 @@ class Comm {
   bool tracing() const { return tracing_; }
   // The communicator's public name (the same on every rank), for dumps and traces.
   uint64_t commHash() const { return commHash_; }
+  // A number no other communicator of this process has had, even one made at the same address after this one is
+  // destroyed: what a per-thread memo of this communicator's plans is keyed on (launch.cc).
+  uint64_t serial() const { return serial_; }
 
   // Pending operations (enqueued, not finished): Finalize and Destroy wait for zero.
   void opEnqueued() { pending_.fetch_add(1); }
@@ -180,6 +183,7 @@ class Comm {
   std::unique_ptr<FlightRecorder> recorder_;
   bool tracing_ = false;
   uint64_t commHash_ = 0;
+  const uint64_t serial_;
 
   std::atomic<uint32_t> abort_{0};
   std::atomic<bool> announced_{false};

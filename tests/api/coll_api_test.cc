@@ -235,6 +235,79 @@ TEST(CollApi, GroupsNestAndReturnTheFirstError) {
   destroyAll(comms);
 }
 
+// A thread that repeats an operation skips planning it again (core/launch.cc keeps the last plan): each call below
+// repeats the one before with one argument changed (output buffer, input buffer, in place, count, reduction,
+// datatype, root, peer, communicator), and each must get its own result. Every element is checked, and a buffer
+// the call does not name keeps its contents.
+TEST(CollApi, RepeatedOperationsWithOneArgumentChangedEachGetTheirOwnResult) {
+  const int n = 3;
+  auto comms = makeComms(n);
+  std::vector<chorusComm_t> reversed(n);  // the same ranks in the opposite order
+  onThreads(n, [&](int r) { ASSERT_EQ(chorusCommSplit(comms[r], 0, n - r, &reversed[r], nullptr), chorusSuccess); });
+  const size_t count = 64;
+  const int32_t kUntouched = -7;
+  onThreads(n, [&](int r) {
+    chorusComm_t c = comms[r];
+    std::vector<int32_t> a(count), b(count), x(count, kUntouched), y(count, kUntouched);
+    for (size_t i = 0; i < count; ++i) {
+      a[i] = static_cast<int32_t>(r * 100 + i);
+      b[i] = static_cast<int32_t>(r * 1000 - static_cast<int32_t>(i));
+    }
+    // sum over ranks of f(rank, i)
+    auto sumOf = [&](size_t i, auto f) {
+      int32_t s = 0;
+      for (int q = 0; q < n; ++q) s += f(q, i);
+      return s;
+    };
+    auto fa = [](int q, size_t i) { return static_cast<int32_t>(q * 100 + i); };
+    auto fb = [](int q, size_t i) { return static_cast<int32_t>(q * 1000 - static_cast<int32_t>(i)); };
+    auto allReduce = [&](const void* in, void* out, size_t k, chorusDataType_t t, chorusRedOp_t op) {
+      ASSERT_EQ(chorusAllReduce(in, out, k, t, op, c, nullptr), chorusSuccess) << chorusGetLastError(c);
+    };
+    allReduce(a.data(), x.data(), count, chorusInt32, chorusSum);
+    for (size_t i = 0; i < count; ++i) ASSERT_EQ(x[i], sumOf(i, fa)) << i;
+    allReduce(a.data(), y.data(), count, chorusInt32, chorusSum);  // another output
+    for (size_t i = 0; i < count; ++i) ASSERT_EQ(y[i], sumOf(i, fa)) << i;
+    std::fill(x.begin(), x.end(), kUntouched);
+    allReduce(b.data(), y.data(), count, chorusInt32, chorusSum);  // another input
+    for (size_t i = 0; i < count; ++i) ASSERT_EQ(y[i], sumOf(i, fb)) << i;
+    for (size_t i = 0; i < count; ++i) ASSERT_EQ(x[i], kUntouched) << i;
+    std::vector<int32_t> bIn = b;
+    allReduce(bIn.data(), bIn.data(), count, chorusInt32, chorusSum);  // in place
+    for (size_t i = 0; i < count; ++i) ASSERT_EQ(bIn[i], sumOf(i, fb)) << i;
+    allReduce(a.data(), x.data(), count / 2, chorusInt32, chorusSum);  // fewer elements
+    for (size_t i = 0; i < count; ++i) ASSERT_EQ(x[i], i < count / 2 ? sumOf(i, fa) : kUntouched) << i;
+    allReduce(a.data(), x.data(), count, chorusInt32, chorusMax);  // another reduction
+    for (size_t i = 0; i < count; ++i) ASSERT_EQ(x[i], fa(n - 1, i)) << i;
+    std::vector<float> fin(count, static_cast<float>(r) + 0.5f), fout(count, -1.0f);
+    allReduce(fin.data(), fout.data(), count, chorusFloat32, chorusMax);  // another datatype
+    for (size_t i = 0; i < count; ++i) ASSERT_EQ(fout[i], static_cast<float>(n - 1) + 0.5f) << i;
+    for (int root : {0, 2, 0}) {  // another root
+      std::fill(x.begin(), x.end(), kUntouched);
+      ASSERT_EQ(chorusBroadcast(a.data(), x.data(), count, chorusInt32, root, c, nullptr), chorusSuccess);
+      for (size_t i = 0; i < count; ++i) ASSERT_EQ(x[i], fa(root, i)) << "root " << root << " element " << i;
+    }
+    for (int step : {1, n - 1, 1}) {  // another peer: the ring one way, then the other
+      std::fill(x.begin(), x.end(), kUntouched);
+      const int to = (r + step) % n, from = (r + n - step) % n;
+      ASSERT_EQ(chorusGroupStart(), chorusSuccess);
+      chorusSend(a.data(), count, chorusInt32, to, c, nullptr);
+      chorusRecv(x.data(), count, chorusInt32, from, c, nullptr);
+      ASSERT_EQ(chorusGroupEnd(), chorusSuccess) << chorusGetLastError(c);
+      for (size_t i = 0; i < count; ++i) ASSERT_EQ(x[i], fa(from, i)) << "step " << step << " element " << i;
+    }
+    // Another communicator, same call: rank 0 of the reversed one is rank n - 1 here.
+    for (chorusComm_t comm : {c, reversed[r], c}) {
+      std::fill(x.begin(), x.end(), kUntouched);
+      ASSERT_EQ(chorusBroadcast(a.data(), x.data(), count, chorusInt32, 0, comm, nullptr), chorusSuccess);
+      const int root = comm == c ? 0 : n - 1;
+      for (size_t i = 0; i < count; ++i) ASSERT_EQ(x[i], fa(root, i)) << "root " << root << " element " << i;
+    }
+  });
+  destroyAll(reversed);
+  destroyAll(comms);
+}
+
 TEST(CollApi, OneThreadDrivesSeveralRanksThroughAGroup) {
   const int n = 4;
   auto comms = makeComms(n);
