@@ -33,9 +33,29 @@ void linger(std::unique_lock<std::mutex>& lock, Ready ready) {
   }
   lock.lock();
 }
+
+// Storage for a launch of one work of a few operations. The queue's first slots and the running launch start with
+// it, so up to 64 launches queued at once on a new stream allocate nothing either: the storage circulates from the
+// caller to a slot, to the running launch, to a slot, back to a caller, and an empty vector among it would cost
+// two allocations each time it came round. A ring that started small grew as the first deep queue filled it,
+// each new slot costing a launch two allocations (a first loop of 60 launches of a 32-byte all-reduce, 2 ranks:
+// 0.52-0.57 us per launch with a ring of 4 empty slots, 0.46-0.54 with these).
+std::vector<CommWork> preparedLaunch() {
+  std::vector<CommWork> launch(1);
+  launch[0].ops.reserve(4);
+  return launch;
+}
+
+// Made one by one: a copy of a vector keeps its elements, not its capacity.
+std::vector<std::vector<CommWork>> preparedRing() {
+  std::vector<std::vector<CommWork>> ring(64);
+  for (std::vector<CommWork>& slot : ring) slot = preparedLaunch();
+  return ring;
+}
+
 }  // namespace
 
-HostStream::HostStream() : thread_([this] { loop(); }) {}
+HostStream::HostStream() : ring_(preparedRing()), runningWorks_(preparedLaunch()), thread_([this] { loop(); }) {}
 
 HostStream::~HostStream() {
   {
