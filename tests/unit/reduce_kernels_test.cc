@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "base/error.h"
 #include "collectives/reduce/cpu_features.h"
 #include "collectives/reduce/kernel_tables.h"
 #include "collectives/reduce/reduce.h"
@@ -197,6 +198,20 @@ std::vector<Param> allParams(bool narrowOnly) {
 
 INSTANTIATE_TEST_SUITE_P(AllIsasTypesOps, ReduceKernelsTest, ::testing::ValuesIn(allParams(false)), paramName);
 INSTANTIATE_TEST_SUITE_P(NarrowTypes, ReduceNarrowKernelsTest, ::testing::ValuesIn(allParams(true)), paramName);
+
+// The executors' per-call look-up (the best ISA, decided once) gives the same kernels as asking for that ISA, and
+// still refuses a type or an op out of range.
+TEST(ReduceKernels, TheBestIsaLookupMatchesTheExplicitOne) {
+  for (int t = 0; t < kNumDTypes; ++t) {
+    for (int op = 0; op < kNumOps; ++op) {
+      const DType dt = static_cast<DType>(t);
+      const Op o = static_cast<Op>(op);
+      EXPECT_EQ(&kernels(dt, o), &kernels(dt, o, bestIsa())) << dtypeName(dt) << " op " << op;
+    }
+  }
+  EXPECT_THROW(kernels(static_cast<DType>(kNumDTypes), Op::kSum), Error);
+  EXPECT_THROW(kernels(DType::kFloat32, static_cast<Op>(kNumOps)), Error);
+}
 
 }  // namespace
 }  // namespace chorus::reduce

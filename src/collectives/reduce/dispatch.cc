@@ -36,7 +36,16 @@ const Kernels& kernels(DType t, Op op, Isa isa) {
 }
 
 const Kernels& kernels(DType t, Op op) {
-  return kernels(t, op, bestIsa());
+  // Called once per collective: the best ISA is supported by construction (chooseIsa only lowers the hardware's),
+  // so only the type and the op are checked here, and the CPU's features are looked up once.
+  static const Isa isa = bestIsa();
+  static const bool bf16 = isa == Isa::kAvx512 && cpuFeatures().avx512Bf16;
+  const int ti = static_cast<int>(t);
+  const int oi = static_cast<int>(op);
+  CHORUS_CHECK_ARG(ti >= 0 && ti < kNumDTypes, "invalid data type ", ti);
+  CHORUS_CHECK_ARG(oi >= 0 && oi < kNumOps, "invalid reduction op ", oi);
+  if (bf16 && t == DType::kBfloat16) return avx512bf16::kBf16Row[oi];
+  return tableFor(isa).kernels[ti][oi];
 }
 
 void copyBytes(void* dst, const void* src, size_t n, bool nonTemporal) {
