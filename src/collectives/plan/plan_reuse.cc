@@ -12,7 +12,7 @@ std::ptrdiff_t distance(const void* from, const void* to) {
 }
 
 template <typename T>
-void move(T*& p, std::ptrdiff_t shift) {
+void shiftAddress(T*& p, std::ptrdiff_t shift) {
   if (p != nullptr) p = reinterpret_cast<T*>(reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(shift));
 }
 
@@ -47,17 +47,17 @@ bool movedBy(const std::vector<CollOp>& planned, const std::vector<CollOp>& ops,
 void moveBuffers(Plan* plan, std::ptrdiff_t shift) {
   if (shift == 0) return;
   for (CollPlan& c : plan->colls) {
-    move(c.op.sendbuff, shift);
-    move(c.op.recvbuff, shift);
+    shiftAddress(c.op.sendbuff, shift);
+    shiftAddress(c.op.recvbuff, shift);
   }
-  for (Staging& s : plan->staging) move(s.base, shift);
+  for (Staging& s : plan->staging) shiftAddress(s.base, shift);
   for (P2pTask& t : plan->tasks) {
-    move(t.src, shift);
-    move(t.dst, shift);
+    shiftAddress(t.src, shift);
+    shiftAddress(t.dst, shift);
   }
   for (SelfCopy& c : plan->selfCopies) {
-    move(c.src, shift);
-    move(c.dst, shift);
+    shiftAddress(c.src, shift);
+    shiftAddress(c.dst, shift);
   }
 }
 

@@ -23,29 +23,29 @@ const IsaTable& tableFor(Isa isa) {
 // Below this, the alignment prologue and the fence cost more than the cache pollution they avoid.
 constexpr size_t kMinStreamingBytes = 4096;
 
-}  // namespace
-
-const Kernels& kernels(DType t, Op op, Isa isa) {
+// The kernels for type t and op `op` on `isa` (supported by this CPU); bf16: the CPU has AVX-512 BF16.
+const Kernels& lookUp(DType t, Op op, Isa isa, bool bf16) {
   const int ti = static_cast<int>(t);
   const int oi = static_cast<int>(op);
   CHORUS_CHECK_ARG(ti >= 0 && ti < kNumDTypes, "invalid data type ", ti);
   CHORUS_CHECK_ARG(oi >= 0 && oi < kNumOps, "invalid reduction op ", oi);
-  CHORUS_CHECK_ARG(isaSupported(isa), "ISA ", isaName(isa), " is not supported by this CPU");
-  if (isa == Isa::kAvx512 && t == DType::kBfloat16 && cpuFeatures().avx512Bf16) return avx512bf16::kBf16Row[oi];
+  if (isa == Isa::kAvx512 && t == DType::kBfloat16 && bf16) return avx512bf16::kBf16Row[oi];
   return tableFor(isa).kernels[ti][oi];
+}
+
+}  // namespace
+
+const Kernels& kernels(DType t, Op op, Isa isa) {
+  CHORUS_CHECK_ARG(isaSupported(isa), "ISA ", isaName(isa), " is not supported by this CPU");
+  return lookUp(t, op, isa, cpuFeatures().avx512Bf16);
 }
 
 const Kernels& kernels(DType t, Op op) {
   // Called once per collective: the best ISA is supported by construction (chooseIsa only lowers the hardware's),
-  // so only the type and the op are checked here, and the CPU's features are looked up once.
+  // and the ISA and the CPU's features are looked up once.
   static const Isa isa = bestIsa();
-  static const bool bf16 = isa == Isa::kAvx512 && cpuFeatures().avx512Bf16;
-  const int ti = static_cast<int>(t);
-  const int oi = static_cast<int>(op);
-  CHORUS_CHECK_ARG(ti >= 0 && ti < kNumDTypes, "invalid data type ", ti);
-  CHORUS_CHECK_ARG(oi >= 0 && oi < kNumOps, "invalid reduction op ", oi);
-  if (bf16 && t == DType::kBfloat16) return avx512bf16::kBf16Row[oi];
-  return tableFor(isa).kernels[ti][oi];
+  static const bool bf16 = cpuFeatures().avx512Bf16;
+  return lookUp(t, op, isa, bf16);
 }
 
 void copyBytes(void* dst, const void* src, size_t n, bool nonTemporal) {
