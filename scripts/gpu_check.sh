@@ -1,26 +1,55 @@
 #!/usr/bin/env bash
 # The GPU check of the CUDA executor, run as .gpukit/run.sh on the GPU machine (scripts/gpu_kit.sh makes the kit):
-# the bad-input and abort tests, a smoke case, then the direct and ring all-reduce sweeps in parallel shards, with
-# a 15 s deadline per operation so that a hang fails with its wait named. Logs: $OUT/gpulogs.tar.gz.
+# bad input and abort; the all-reduce sweeps (ring and direct); every other collective and send/recv
+# (cuda_coll_gpu_test) in parallel shards, with compute-sanitizer's three tools on cases of the point-to-point and
+# collective kernels and ranks as processes (CUDA IPC, cuda_procs_gpu_test) beside them; then the device
+# benchmark. Every operation has a 15 s deadline, so that a hang fails with its wait named. Logs:
+# $OUT/gpulogs.tar.gz; summary on standard output.
 K=$(cd "$(dirname "$0")" && pwd)
-export LD_LIBRARY_PATH=$K/lib
-export CHORUS_TIMEOUT_MS=15000  # a hung operation fails with a message naming its wait instead of eating the shard
-L=/tmp/gpulogs; mkdir -p $L
-T=$K/cuda_gpu_test
-chmod +x $T
-echo "== host"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; date -u +%T
-echo "== bad input + abort (timeout 90)"
-timeout 90 $T --gtest_filter='DeviceBadInput*:DeviceAbort*' > $L/basic.log 2>&1; echo "rc=$?"; grep -E '^\[ *(OK|FAILED|PASSED|SKIPPED) ' $L/basic.log | head -20; tail -5 $L/basic.log
-echo "== smoke n2 float32 sum (timeout 60)"; date -u +%T
-timeout 60 $T --gtest_filter='Sweep/DeviceAllReduce.MatchesReference/n2_float32_sum*' > $L/smoke.log 2>&1; echo "rc=$?"; grep -E '^\[ *(OK|FAILED|PASSED) ' $L/smoke.log | head -20; grep -m5 -iE 'error|failure|expected|rank ' $L/smoke.log
-echo "== direct small (8 shards, timeout 55)"; date -u +%T
-for s in 0 1 2 3 4 5 6 7; do GTEST_TOTAL_SHARDS=8 GTEST_SHARD_INDEX=$s timeout 55 $T --gtest_filter='Small/*' > $L/direct$s.log 2>&1 & done; wait
-for s in 0 1 2 3 4 5 6 7; do echo "shard $s: $(grep -c '^\[       OK' $L/direct$s.log) ok, $(grep -c '^\[  FAILED  \].*ms)' $L/direct$s.log) failed, $(grep -c "^\[  SKIPPED \].*ms)" $L/direct$s.log) skipped, last: $(grep -E '^\[ RUN' $L/direct$s.log | tail -1)"; done
-grep -h '^\[  FAILED  \].*ms)' $L/direct*.log | head -15
-echo "== sweep (12 shards, timeout 95)"; date -u +%T
-for s in 0 1 2 3 4 5 6 7 8 9 10 11; do GTEST_TOTAL_SHARDS=12 GTEST_SHARD_INDEX=$s timeout 95 $T --gtest_filter='Sweep/*' > $L/sweep$s.log 2>&1 & done; wait
-for s in 0 1 2 3 4 5 6 7 8 9 10 11; do echo "shard $s: $(grep -c '^\[       OK' $L/sweep$s.log) ok, $(grep -c '^\[  FAILED  \].*ms)' $L/sweep$s.log) failed, last: $(grep -E '^\[ RUN' $L/sweep$s.log | tail -1)"; done
-grep -h '^\[  FAILED  \].*ms)' $L/sweep*.log | head -25
-grep -h -m3 -E 'rank [0-9]+:|Failure|error|rror|imeout|deadline' $L/sweep*.log $L/direct*.log | sort | uniq -c | sort -rn | head -20
+W=/tmp/gpukit
+rm -rf $W && mkdir -p $W && tar xzf "$K/kit.tar.gz" -C $W
+B=$W/kit
+export LD_LIBRARY_PATH=$B/lib
+export CHORUS_TIMEOUT_MS=15000
+L=/tmp/gpulogs; rm -rf $L; mkdir -p $L
+count() { echo "$(cat "$@" | grep -c '^\[       OK') ok, $(cat "$@" | grep -c '^\[  FAILED  \].*ms)') failed, $(cat "$@" | grep -c '^\[  SKIPPED \].*ms)') skipped"; }
+shards() {  # name n timeout binary filter
+  local name=$1 n=$2 t=$3 bin=$4 filter=$5 s pids=()
+  for ((s = 0; s < n; s++)); do
+    GTEST_TOTAL_SHARDS=$n GTEST_SHARD_INDEX=$s timeout $t $B/$bin --gtest_filter="$filter" > $L/$name$s.log 2>&1 &
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+  echo "$name: $(count $L/$name*.log)"
+  for ((s = 0; s < n; s++)); do grep -q '^\[  PASSED  \]' $L/$name$s.log || echo "  shard $s unfinished or failed, last: $(grep -E '^\[ RUN' $L/$name$s.log | tail -1)"; done
+  grep -h '^\[  FAILED  \].*ms)' $L/$name*.log | head -20
+  grep -h -E 'Failure|rror|imeout|deadline|wrong|past' $L/$name*.log | sort | uniq -c | sort -rn | head -12
+}
+echo "== host"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; date -u +%T
+echo "== bad input + abort"
+timeout 60 $B/cuda_gpu_test --gtest_filter='DeviceBadInput*:DeviceAbort*' > $L/basic.log 2>&1; echo "rc=$? $(count $L/basic.log)"
+echo "== all-reduce: ring sweep and direct"; date -u +%T
+shards allreduce 16 60 cuda_gpu_test 'Sweep/*:Small/*'
+echo "== other collectives and send/recv, sanitizers beside them"; date -u +%T
+( for tool in memcheck racecheck synccheck; do
+    timeout 170 compute-sanitizer --tool $tool --error-exitcode 9 $B/cuda_coll_gpu_test \
+      --gtest_filter='Ranks/DeviceSendRecv.*/n2:Sweep/DeviceCollective.*/AlltoAll_n2_float32:Sweep/DeviceCollective.*/ReduceScatter_n3_bfloat16' \
+      > $L/san_$tool.log 2>&1; echo "sanitizer $tool: rc=$? $(count $L/san_$tool.log); $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' $L/san_$tool.log)"
+  done > $L/sanitizers.txt ) &
+san=$!
+( shards procs 2 170 cuda_procs_gpu_test '*' > $L/procs.txt ) &
+procs=$!
+shards coll 14 180 cuda_coll_gpu_test '*'
+wait $san; cat $L/sanitizers.txt
+wait $procs; echo "ranks as processes:"; cat $L/procs.txt
+echo "== device benchmark"; date -u +%T
+for spec in "allreduce 1" "allreduce 2" "allreduce 4" "allgather 2" "reducescatter 2" "broadcast 2" "alltoall 2"; do
+  set -- $spec
+  timeout 25 $B/device_coll_bench -c $1 -n $2 -b 1048576 -e 268435456 -f 4 -w 5 -i 20 2>&1 | tee $L/bench_$1_$2.log
+done
+echo "== all-reduce, 2 ranks, with the host's FIFO size (1 MiB)"
+timeout 25 env CHORUS_BUFFSIZE=1048576 $B/device_coll_bench -c allreduce -n 2 -b 1048576 -e 268435456 -f 4 -w 5 -i 20 2>&1 | tee $L/bench_buff1m.log
+echo "== bfloat16 all-reduce, 2 ranks"
+timeout 25 $B/device_coll_bench -c allreduce -n 2 -t bfloat16 -b 1048576 -e 268435456 -f 16 -w 5 -i 20 2>&1 | tee $L/bench_bf16.log
 date -u +%T
 tar czf $OUT/gpulogs.tar.gz -C /tmp gpulogs

@@ -1,19 +1,28 @@
 #!/usr/bin/env bash
-# Prepares a GPU check that spends no device time compiling: copies the CUDA test binary of a build made here
-# (nvcc on this machine, CMAKE_CUDA_ARCHITECTURES including the GPU's) and the shared libraries it needs into
-# .gpukit/ (keep it out of git: `echo /.gpukit/ >> .git/info/exclude`), with scripts/gpu_check.sh as its run.sh.
-# On the GPU machine, from the repository root: `bash .gpukit/run.sh` (carry .gpukit). docs/cuda.md has the runs.
+# Prepares a GPU check that spends no device time compiling: packs the GPU tests and the device benchmark of a
+# build made here (nvcc on this machine, CMAKE_CUDA_ARCHITECTURES including the GPU's), stripped, with the shared
+# libraries they need, into .gpukit/kit.tar.gz (compressed, so the kit stays well inside the 64 MiB a device call
+# carries), with scripts/gpu_check.sh as .gpukit/run.sh. Keep the folder out of git
+# (`echo /.gpukit/ >> .git/info/exclude`). On the GPU machine, from the repository root: `bash .gpukit/run.sh`
+# (carry .gpukit). docs/cuda.md has the runs.
 #
 #   scripts/gpu_kit.sh [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 kit=.gpukit
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/kit/lib"
+programs=(cuda_gpu_test cuda_coll_gpu_test cuda_procs_gpu_test device_coll_bench)
+for p in "${programs[@]}"; do strip --strip-debug -o "$stage/kit/$p" "$build/bin/$p"; done
+# Every library they need that is not glibc's own (the GPU machine's image has a newer glibc, not ours).
+for p in "${programs[@]}"; do ldd "$build/bin/$p"; done | awk '/=> \// {print $3}' | sort -u |
+  grep -vE '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so' | while read -r lib; do
+  strip --strip-debug -o "$stage/kit/lib/$(basename "$lib")" "$lib"
+done
 rm -rf "$kit"
-mkdir -p "$kit/lib"
-strip --strip-debug -o "$kit/cuda_gpu_test" "$build/bin/cuda_gpu_test"
-# Every library the test needs that is not glibc's own (the GPU machine's image has a newer glibc, not ours).
-ldd "$build/bin/cuda_gpu_test" | awk '/=> \// {print $3}' |
-  grep -vE '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so' | while read -r lib; do cp -L "$lib" "$kit/lib/"; done
+mkdir -p "$kit"
+tar czf "$kit/kit.tar.gz" -C "$stage" kit
 cp scripts/gpu_check.sh "$kit/run.sh"
 du -sh "$kit"

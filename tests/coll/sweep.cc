@@ -13,13 +13,6 @@ namespace {
 constexpr size_t kGuard = 64;
 constexpr unsigned char kGuardByte = 0xA5;
 
-bool reduces(Coll c) {
-  return c == Coll::kAllReduce || c == Coll::kReduce || c == Coll::kReduceScatter;
-}
-bool rooted(Coll c) {
-  return c == Coll::kBroadcast || c == Coll::kReduce || c == Coll::kGather || c == Coll::kScatter;
-}
-
 // A buffer with guard bytes after its end.
 struct Buffer {
   std::unique_ptr<char[]> mem;
@@ -37,21 +30,10 @@ struct Buffer {
   }
 };
 
-struct Case {
-  Coll coll;
-  chorusDataType_t type;
-  chorusRedOp_t op;
-  size_t count;
-  bool inPlace;
-  int root;
-  uint64_t seed;
-  bool onStream;
-};
-
 // The expected reductions of the case being run, computed once per process and shared by the thread ranks
 // (which run the same case at about the same time): computing them costs nranks input evaluations per
 // element, the most expensive part of the sweep.
-std::shared_ptr<const std::vector<double>> expectedReductions(const Case& c, int n, size_t elems) {
+std::shared_ptr<const std::vector<double>> expectedReductions(const CollCase& c, int n, size_t elems) {
   struct Entry {
     std::string key;
     std::shared_ptr<const std::vector<double>> values;
@@ -69,109 +51,26 @@ std::shared_ptr<const std::vector<double>> expectedReductions(const Case& c, int
   return cache.values;
 }
 
-std::string describe(const Case& c, int rank) {
-  return std::string(collName(c.coll)) + " " + typeName(c.type) + " " + opName(c.op) + " count " +
-         std::to_string(c.count) + (c.inPlace ? " in-place" : " out-of-place") + " root " + std::to_string(c.root) +
-         (c.onStream ? " stream" : " blocking") + " on rank " + std::to_string(rank);
-}
-
-// Runs one case; returns "" or a failure description.
-std::string runCase(chorusComm_t comm, chorusStream_t stream, const Case& c, int rank, int n) {
+// Runs one case on host buffers; returns "" or a failure description.
+std::string runCase(chorusComm_t comm, chorusStream_t stream, const CollCase& c, int rank, int n, bool onStream) {
   const size_t elt = typeSize(c.type);
-  const size_t cnt = c.count;
-  const size_t block = cnt * elt;
-  chorusStream_t s = c.onStream ? stream : nullptr;
-  // Sizes of the send and receive buffers on this rank.
-  size_t inElems = cnt, outElems = cnt;
-  switch (c.coll) {
-    case Coll::kAllGather: outElems = cnt * n; break;
-    case Coll::kReduceScatter: inElems = cnt * n; break;
-    case Coll::kAllToAll: inElems = outElems = cnt * n; break;
-    case Coll::kGather: outElems = cnt * n; break;
-    case Coll::kScatter: inElems = cnt * n; break;
-    default: break;
-  }
-  Buffer sendBuf(inElems * elt);
-  Buffer recvBuf(outElems * elt);
+  chorusStream_t s = onStream ? stream : nullptr;
+  size_t sendElems = 0, recvElems = 0;
+  bufferElems(c, n, &sendElems, &recvElems);
+  Buffer sendBuf(sendElems * elt);
+  Buffer recvBuf(recvElems * elt);
   char* send = sendBuf.data();
   char* recv = recvBuf.data();
-  // The input this rank contributes, written where the in-place layout wants it.
-  const chorusRedOp_t fillOp = reduces(c.coll) ? c.op : chorusSum;
-  if (c.inPlace) {
-    switch (c.coll) {
-      case Coll::kAllGather: send = recv + rank * block; break;
-      case Coll::kReduceScatter: recv = send + rank * block; break;
-      case Coll::kGather:
-        if (rank == c.root) send = recv + c.root * block;
-        break;
-      case Coll::kScatter:
-        if (rank == c.root) recv = send + c.root * block;
-        break;
-      default: send = recv; break;
-    }
-  }
-  fillInput(send, c.type, fillOp, rank, inElems, c.seed);
-  if (c.coll == Coll::kAllToAll && c.inPlace) fillInput(recv, c.type, fillOp, rank, inElems, c.seed);
-
-  chorusResult_t rc = chorusSuccess;
-  switch (c.coll) {
-    case Coll::kAllReduce: rc = chorusAllReduce(send, recv, cnt, c.type, c.op, comm, s); break;
-    case Coll::kBroadcast: rc = chorusBroadcast(send, recv, cnt, c.type, c.root, comm, s); break;
-    case Coll::kReduce: rc = chorusReduce(send, recv, cnt, c.type, c.op, c.root, comm, s); break;
-    case Coll::kAllGather: rc = chorusAllGather(send, recv, cnt, c.type, comm, s); break;
-    case Coll::kReduceScatter: rc = chorusReduceScatter(send, recv, cnt, c.type, c.op, comm, s); break;
-    case Coll::kAllToAll: rc = chorusAlltoAll(send, recv, cnt, c.type, comm, s); break;
-    case Coll::kGather: rc = chorusGather(send, recv, cnt, c.type, c.root, comm, s); break;
-    case Coll::kScatter: rc = chorusScatter(send, recv, cnt, c.type, c.root, comm, s); break;
-  }
+  placeInPlace(c, rank, &send, &recv);
+  fillCaseInput(c, rank, n, send);
+  const std::string what = describeCase(c, rank) + (onStream ? " stream" : " blocking");
+  chorusResult_t rc = callCollective(c, send, recv, comm, s);
   if (rc == chorusSuccess && s != nullptr) rc = chorusStreamSynchronize(s);
-  if (rc != chorusSuccess) {
-    return describe(c, rank) + ": returned " + chorusGetErrorString(rc) + ": " + chorusGetLastError(comm);
-  }
-  if (!sendBuf.guardIntact() || !recvBuf.guardIntact()) return describe(c, rank) + ": wrote past a buffer's end";
-
+  if (rc != chorusSuccess) return what + ": returned " + chorusGetErrorString(rc) + ": " + chorusGetLastError(comm);
+  if (!sendBuf.guardIntact() || !recvBuf.guardIntact()) return what + ": wrote past a buffer's end";
   std::string first;
-  size_t wrong = 0;
-  auto value = [&](int r, size_t i) { return inputValue(c.type, fillOp, r, i, c.seed); };
-  std::shared_ptr<const std::vector<double>> expected;
-  if (reduces(c.coll) && (c.coll != Coll::kReduce || rank == c.root)) {
-    expected = expectedReductions(c, n, c.coll == Coll::kReduceScatter ? cnt * n : cnt);
-  }
-  auto red = [&](size_t i) { return (*expected)[i]; };
-  switch (c.coll) {
-    case Coll::kAllReduce: wrong = countWrong(recv, c.type, c.op, n, cnt, red, &first); break;
-    case Coll::kReduce:
-      if (rank == c.root) wrong = countWrong(recv, c.type, c.op, n, cnt, red, &first);
-      break;
-    case Coll::kReduceScatter:
-      wrong = countWrong(
-          recv, c.type, c.op, n, cnt, [&](size_t i) { return red(rank * cnt + i); }, &first);
-      break;
-    case Coll::kBroadcast:
-      wrong = countWrong(
-          recv, c.type, chorusSum, n, cnt, [&](size_t i) { return value(c.root, i); }, &first);
-      break;
-    case Coll::kAllGather:
-      wrong = countWrong(
-          recv, c.type, chorusSum, n, cnt * n, [&](size_t i) { return value(i / cnt, i % cnt); }, &first);
-      break;
-    case Coll::kAllToAll:
-      // Block j of this rank's output is block `rank` of rank j's input.
-      wrong = countWrong(
-          recv, c.type, chorusSum, n, cnt * n, [&](size_t i) { return value(i / cnt, rank * cnt + i % cnt); }, &first);
-      break;
-    case Coll::kGather:
-      if (rank == c.root) {
-        wrong = countWrong(
-            recv, c.type, chorusSum, n, cnt * n, [&](size_t i) { return value(i / cnt, i % cnt); }, &first);
-      }
-      break;
-    case Coll::kScatter:
-      wrong = countWrong(
-          recv, c.type, chorusSum, n, cnt, [&](size_t i) { return value(c.root, rank * cnt + i); }, &first);
-      break;
-  }
-  if (wrong != 0) return describe(c, rank) + ": " + std::to_string(wrong) + " wrong elements, first " + first;
+  size_t wrong = countWrongResult(c, rank, n, recv, &first);
+  if (wrong != 0) return what + ": " + std::to_string(wrong) + " wrong elements, first " + first;
   return "";
 }
 
@@ -181,6 +80,106 @@ const char* collName(Coll c) {
   static const char* names[] = {"AllReduce",     "Broadcast", "Reduce", "AllGather",
                                 "ReduceScatter", "AlltoAll",  "Gather", "Scatter"};
   return names[static_cast<int>(c)];
+}
+
+bool reduces(Coll c) {
+  return c == Coll::kAllReduce || c == Coll::kReduce || c == Coll::kReduceScatter;
+}
+
+bool rooted(Coll c) {
+  return c == Coll::kBroadcast || c == Coll::kReduce || c == Coll::kGather || c == Coll::kScatter;
+}
+
+void bufferElems(const CollCase& c, int n, size_t* sendElems, size_t* recvElems) {
+  const size_t cnt = c.count, all = c.count * static_cast<size_t>(n);
+  *sendElems = cnt;
+  *recvElems = cnt;
+  switch (c.coll) {
+    case Coll::kAllGather: *recvElems = all; break;
+    case Coll::kReduceScatter: *sendElems = all; break;
+    case Coll::kAllToAll: *sendElems = *recvElems = all; break;
+    case Coll::kGather: *recvElems = all; break;
+    case Coll::kScatter: *sendElems = all; break;
+    default: break;
+  }
+}
+
+void placeInPlace(const CollCase& c, int rank, char** send, char** recv) {
+  if (!c.inPlace) return;
+  const size_t block = c.count * typeSize(c.type);
+  switch (c.coll) {
+    case Coll::kAllGather: *send = *recv + rank * block; break;
+    case Coll::kReduceScatter: *recv = *send + rank * block; break;
+    case Coll::kGather:
+      if (rank == c.root) *send = *recv + c.root * block;
+      break;
+    case Coll::kScatter:
+      if (rank == c.root) *recv = *send + c.root * block;
+      break;
+    default: *send = *recv; break;
+  }
+}
+
+void fillCaseInput(const CollCase& c, int rank, int n, void* send) {
+  size_t sendElems = 0, recvElems = 0;
+  bufferElems(c, n, &sendElems, &recvElems);
+  fillInput(send, c.type, c.op, rank, sendElems, c.seed);
+}
+
+chorusResult_t callCollective(const CollCase& c, const void* send, void* recv, chorusComm_t comm, chorusStream_t s) {
+  const size_t cnt = c.count;
+  switch (c.coll) {
+    case Coll::kAllReduce: return chorusAllReduce(send, recv, cnt, c.type, c.op, comm, s);
+    case Coll::kBroadcast: return chorusBroadcast(send, recv, cnt, c.type, c.root, comm, s);
+    case Coll::kReduce: return chorusReduce(send, recv, cnt, c.type, c.op, c.root, comm, s);
+    case Coll::kAllGather: return chorusAllGather(send, recv, cnt, c.type, comm, s);
+    case Coll::kReduceScatter: return chorusReduceScatter(send, recv, cnt, c.type, c.op, comm, s);
+    case Coll::kAllToAll: return chorusAlltoAll(send, recv, cnt, c.type, comm, s);
+    case Coll::kGather: return chorusGather(send, recv, cnt, c.type, c.root, comm, s);
+    case Coll::kScatter: return chorusScatter(send, recv, cnt, c.type, c.root, comm, s);
+  }
+  return chorusInternalError;
+}
+
+size_t countWrongResult(const CollCase& c, int rank, int n, const void* recv, std::string* first) {
+  const size_t cnt = c.count;
+  auto value = [&](int r, size_t i) { return inputValue(c.type, c.op, r, i, c.seed); };
+  std::shared_ptr<const std::vector<double>> expected;
+  if (reduces(c.coll) && (c.coll != Coll::kReduce || rank == c.root)) {
+    expected = expectedReductions(c, n, c.coll == Coll::kReduceScatter ? cnt * n : cnt);
+  }
+  auto red = [&](size_t i) { return (*expected)[i]; };
+  switch (c.coll) {
+    case Coll::kAllReduce: return countWrong(recv, c.type, c.op, n, cnt, red, first);
+    case Coll::kReduce: return rank == c.root ? countWrong(recv, c.type, c.op, n, cnt, red, first) : 0;
+    case Coll::kReduceScatter:
+      return countWrong(
+          recv, c.type, c.op, n, cnt, [&](size_t i) { return red(rank * cnt + i); }, first);
+    case Coll::kBroadcast:
+      return countWrong(
+          recv, c.type, chorusSum, n, cnt, [&](size_t i) { return value(c.root, i); }, first);
+    case Coll::kAllGather:
+      return countWrong(
+          recv, c.type, chorusSum, n, cnt * n, [&](size_t i) { return value(i / cnt, i % cnt); }, first);
+    case Coll::kAllToAll:
+      // Block j of this rank's output is block `rank` of rank j's input.
+      return countWrong(
+          recv, c.type, chorusSum, n, cnt * n, [&](size_t i) { return value(i / cnt, rank * cnt + i % cnt); }, first);
+    case Coll::kGather:
+      if (rank != c.root) return 0;
+      return countWrong(
+          recv, c.type, chorusSum, n, cnt * n, [&](size_t i) { return value(i / cnt, i % cnt); }, first);
+    case Coll::kScatter:
+      return countWrong(
+          recv, c.type, chorusSum, n, cnt, [&](size_t i) { return value(c.root, rank * cnt + i); }, first);
+  }
+  return 0;
+}
+
+std::string describeCase(const CollCase& c, int rank) {
+  return std::string(collName(c.coll)) + " " + typeName(c.type) + " " + opName(c.op) + " count " +
+         std::to_string(c.count) + (c.inPlace ? " in-place" : " out-of-place") + " root " + std::to_string(c.root) +
+         " on rank " + std::to_string(rank);
 }
 
 SweepConfig fullSweep() {
@@ -225,9 +224,10 @@ std::vector<std::string> runSweep(chorusComm_t comm, const SweepConfig& cfg) {
           }
           for (int root : roots) {
             for (bool inPlace : {false, true}) {
-              Case c{coll, type, op, count, inPlace, root, cfg.seed + caseIndex, cfg.useStream && caseIndex % 2 == 0};
+              CollCase c{coll, type, op, count, inPlace, root, cfg.seed + caseIndex};
+              const bool onStream = cfg.useStream && caseIndex % 2 == 0;
               ++caseIndex;
-              std::string f = runCase(comm, stream, c, rank, n);
+              std::string f = runCase(comm, stream, c, rank, n, onStream);
               if (!f.empty()) failures.push_back(f);
               if (failures.size() > 20) {
                 if (stream != nullptr) chorusStreamDestroy(stream);

@@ -31,4 +31,31 @@ SweepConfig quickSweep();
 // Runs the sweep on comm; returns one line per failing case (empty: all passed).
 std::vector<std::string> runSweep(chorusComm_t comm, const SweepConfig& cfg);
 
+// The pieces of one case, for sweeps over other memory (tests/cuda runs them on device buffers).
+struct CollCase {
+  Coll coll;
+  chorusDataType_t type;
+  chorusRedOp_t op;  // chorusSum for collectives that do not reduce
+  size_t count;      // the collective's count argument
+  bool inPlace;
+  int root;
+  uint64_t seed;
+};
+bool reduces(Coll c);
+bool rooted(Coll c);
+// Elements of rank's send and receive buffers (both allocated separately, even in place).
+void bufferElems(const CollCase& c, int nranks, size_t* sendElems, size_t* recvElems);
+// For an in-place case, points *send into recv (or *recv into send) where the collective's in-place layout wants
+// it; out of place it changes nothing.
+void placeInPlace(const CollCase& c, int rank, char** send, char** recv);
+// Writes rank's input at send (as many elements as bufferElems gives the send buffer).
+void fillCaseInput(const CollCase& c, int rank, int nranks, void* send);
+// Calls the collective.
+chorusResult_t callCollective(const CollCase& c, const void* send, void* recv, chorusComm_t comm,
+                              chorusStream_t stream);
+// Checks every element rank holds after the collective (recv as placed by placeInPlace); returns the number of
+// wrong elements and describes the first.
+size_t countWrongResult(const CollCase& c, int rank, int nranks, const void* recv, std::string* first);
+std::string describeCase(const CollCase& c, int rank);
+
 }  // namespace chorus::test

@@ -1,66 +1,25 @@
 // The CUDA executor on a GPU (label gpu): every test skips with the runtime's reason when no GPU is visible.
 // Ranks are threads of this process, all on device 0 (several ranks per GPU), each with its own stream.
-//
-// NOT YET RUN ON A GPU (docs/cuda.md lists what a GPU session must run).
+// cuda_coll_gpu_test.cc runs the other collectives and send/recv; docs/cuda.md has the runs on a GPU.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "chorus/chorus.h"
-#include "common/gpu_presence.h"
 #include "common/test_data.h"
+#include "cuda/gpu_ranks.h"
 
 namespace {
 
-// Skips the test when there is no GPU at all; fails it when one should be usable (common/gpu_presence.h).
-#define REQUIRE_GPU()                                                                              \
-  do {                                                                                             \
-    int n_ = 0;                                                                                    \
-    cudaError_t e_ = cudaGetDeviceCount(&n_);                                                      \
-    if (e_ != cudaSuccess || n_ == 0) {                                                            \
-      CHORUS_SKIP_OR_FAIL_WITHOUT_GPU(std::string("no CUDA device visible: ") +                    \
-                                      (e_ != cudaSuccess ? cudaGetErrorString(e_) : "0 devices")); \
-    }                                                                                              \
-  } while (0)
-
-// nranks communicators on device 0, made from one thread per rank; timeoutMs: their deadline (0: the default).
-std::vector<chorusComm_t> makeComms(int nranks, int timeoutMs = 0) {
-  chorusUniqueId id;
-  EXPECT_EQ(chorusGetUniqueId(&id), chorusSuccess);
-  std::vector<chorusComm_t> comms(nranks, nullptr);
-  std::vector<std::thread> ts;
-  for (int r = 0; r < nranks; ++r) {
-    ts.emplace_back([&, r] {
-      chorusConfig_t cfg = CHORUS_CONFIG_INITIALIZER;
-      cfg.device = 0;
-      if (timeoutMs > 0) cfg.timeoutMs = timeoutMs;
-      EXPECT_EQ(chorusCommInitRankConfig(&comms[r], nranks, id, r, &cfg), chorusSuccess);
-    });
-  }
-  for (auto& t : ts) t.join();
-  return comms;
-}
-
-void destroyComms(std::vector<chorusComm_t>& comms) {
-  for (chorusComm_t c : comms) {
-    if (c != nullptr) chorusCommDestroy(c);
-  }
-}
-
-// Runs fn(rank) on one thread per rank.
-void onRanks(int nranks, const std::function<void(int)>& fn) {
-  std::vector<std::thread> ts;
-  for (int r = 0; r < nranks; ++r) ts.emplace_back(fn, r);
-  for (auto& t : ts) t.join();
-}
+using chorus::test::destroyComms;
+using chorus::test::makeDeviceComms;
+using chorus::test::onRanks;
 
 struct SweepCase {
   int nranks;
@@ -72,7 +31,7 @@ struct SweepCase {
 
 // Runs one all-reduce case on fresh communicators and checks every element of every rank's result.
 void checkAllReduce(const SweepCase& c) {
-  std::vector<chorusComm_t> comms = makeComms(c.nranks);
+  std::vector<chorusComm_t> comms = makeDeviceComms(c.nranks);
   const size_t bytes = c.count * chorus::test::typeSize(c.type);
   struct Rank {
     cudaStream_t s = nullptr;
@@ -92,7 +51,9 @@ void checkAllReduce(const SweepCase& c) {
     chorus::test::fillInput(k.host, c.type, c.op, r, c.count, 7);
     ASSERT_EQ(cudaMalloc(&k.in, bytes + 16), cudaSuccess);
     k.out = k.in;
-    if (!c.inPlace) ASSERT_EQ(cudaMalloc(&k.out, bytes + 16), cudaSuccess);
+    if (!c.inPlace) {
+      ASSERT_EQ(cudaMalloc(&k.out, bytes + 16), cudaSuccess);
+    }
     ASSERT_EQ(cudaMemcpyAsync(k.in, k.host, bytes, cudaMemcpyHostToDevice, k.s), cudaSuccess);
     ASSERT_EQ(cudaStreamSynchronize(k.s), cudaSuccess);
   });
@@ -180,7 +141,7 @@ INSTANTIATE_TEST_SUITE_P(Small, DeviceDirectAllReduce, ::testing::ValuesIn(small
 
 TEST(DeviceBadInput, HostPointerOnACudaCommunicatorIsInvalidArgument) {
   REQUIRE_GPU();
-  std::vector<chorusComm_t> comms = makeComms(1);
+  std::vector<chorusComm_t> comms = makeDeviceComms(1);
   std::vector<float> host(16);
   EXPECT_EQ(chorusAllReduce(host.data(), host.data(), 16, chorusFloat32, chorusSum, comms[0], nullptr),
             chorusInvalidArgument);
@@ -193,7 +154,7 @@ TEST(DeviceBadInput, HostPointerOnACudaCommunicatorIsInvalidArgument) {
 TEST(DeviceAbort, KernelWaitingOnAnAbsentRankEnds) {
   REQUIRE_GPU();
   // A short deadline: no wait of this test may block for the default 10 minutes.
-  std::vector<chorusComm_t> comms = makeComms(2, 20000);
+  std::vector<chorusComm_t> comms = makeDeviceComms(2, 20000);
   cudaSetDevice(0);
   const size_t count = (1 << 20) / 4;
   std::vector<cudaStream_t> streams(2);
