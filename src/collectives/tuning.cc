@@ -132,8 +132,9 @@ void chooseFresh(CollOp& op, const TuningContext& t) {
     }
   }
   const size_t bytes = collBytes(op, t.nranks);
-  // Channels: one per 4 MiB handled, within the prepared rings; one rank per core does not gain from more.
-  int ch = static_cast<int>(std::min<size_t>(bytes / (4u << 20) + 1, static_cast<size_t>(t.maxChannels)));
+  // Channels: one per bytesPerChannel handled, within the prepared rings.
+  int ch = static_cast<int>(
+      std::min<size_t>(bytes / std::max<size_t>(t.bytesPerChannel, 1) + 1, static_cast<size_t>(t.maxChannels)));
   ch = std::max(ch, t.minChannels);
   if (op.algo == Algo::kTree) ch = std::min(std::max(ch, 2), std::max(t.maxChannels, 1));  // both trees
   if (op.algo == Algo::kDirect) ch = 1;

@@ -22,6 +22,9 @@ struct TuningContext {
   int maxChannels = 1;  // rings prepared
   int minChannels = 1;
   size_t slotBytes = 0;  // FIFO slot size
+  // Bytes an operation handles per channel it uses, up to maxChannels: a host rank's channel is a thread that
+  // copies at a few GB/s, a device rank's a CUDA block, one of many that share the GPU's bandwidth.
+  size_t bytesPerChannel = size_t(4) << 20;
   // CHORUS_ALGO and CHORUS_CHUNKSIZE as the communicator saw them when it was created (read once, not on
   // every operation).
   std::string algoSpec;

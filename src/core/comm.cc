@@ -167,10 +167,11 @@ void Comm::setUp(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
   tuning_.nHosts = topo_.nHosts;
   tuning_.maxChannels = static_cast<int>(topo_.rings.size());
   tuning_.minChannels = options_.minChannels;
-  tuning_.slotBytes = transport::fifoSlotBytes();
+  tuning_.slotBytes = transport::fifoSlotBytes(options_.device >= 0);
   // The CUDA executor has not run the direct algorithms on a GPU yet: there the model leaves them out, and
   // only CHORUS_ALGO=direct selects them (docs/cuda.md).
   tuning_.directByModel = options_.device < 0;
+  if (options_.device >= 0) tuning_.bytesPerChannel = size_t(512) << 10;
   tuning_.algoSpec = param::Algo();
   tuning_.forcedChunk = param::ChunkSize();
   tuning_.id = coll::newTuningId();
@@ -201,7 +202,7 @@ coll::PlanContext Comm::planContext() const {
   p.rank = rank_;
   p.nranks = nranks_;
   p.topo = &topo_;
-  p.slotBytes = transport::fifoSlotBytes();
+  p.slotBytes = transport::fifoSlotBytes(options_.device >= 0);
   return p;
 }
 

@@ -44,7 +44,7 @@ transport::ConnectSpec ConnectionSet::spec(const coll::ConnKey& k, const char* s
   s.commHash = ctx_.bootstrap->commHash();
   s.lane = k.lane;
   s.nslots = transport::kFifoSlots;
-  s.slotBytes = transport::fifoSlotBytes();
+  s.slotBytes = transport::fifoSlotBytes(s.self.device >= 0);
   s.ctx = ctx_.waitContext(step + std::to_string(k.peer) + " (lane " + std::to_string(k.lane) + ")");
   return s;
 }

@@ -17,11 +17,13 @@ namespace chorus::core {
 
 namespace {
 
-// Channels the communicator prepares rings for; tuning uses up to this many.
-int channelCount(int minChannels, int maxChannels) {
+// Channels the communicator prepares rings for; tuning uses up to this many. By default 2 for host ranks (one
+// rank per core gains nothing from more) and every channel for ranks on a GPU (a channel is one CUDA block, and
+// one block moves a small share of the GPU's memory bandwidth).
+int channelCount(int minChannels, int maxChannels, bool onDevice) {
   int n = static_cast<int>(param::Nchannels());
   if (maxChannels > 0) n = n > 0 ? std::min(n, maxChannels) : maxChannels;
-  if (n <= 0) n = 2;
+  if (n <= 0) n = onDevice ? coll::kMaxChannels : 2;
   n = std::max(n, minChannels);
   return std::clamp(n, 1, coll::kMaxChannels);
 }
@@ -69,7 +71,7 @@ coll::TopoView buildTopoView(const std::vector<transport::PeerInfo>& peers, int 
   coll::TopoView v;
   v.nHosts = static_cast<int>(hosts.size());
   v.allSameProcess = procs.size() == 1;
-  v.rings = topology::searchHostRings(places, channelCount(minChannels, maxChannels));
+  v.rings = topology::searchHostRings(places, channelCount(minChannels, maxChannels, peers[rank].device >= 0));
   CHORUS_ENFORCE(!v.rings.empty(), "topology search returned no ring");
   for (const auto& ring : v.rings) {
     auto it = std::find(ring.begin(), ring.end(), rank);

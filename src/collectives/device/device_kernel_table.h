@@ -24,7 +24,7 @@
 
 namespace chorus::coll::device {
 
-constexpr int kDevThreadsPerBlock = 256;
+constexpr int kDevThreadsPerBlock = 512;
 
 }  // namespace chorus::coll::device
 

@@ -9,7 +9,7 @@
 //      output and/or the send slots, with 16-byte vector loads and stores (reduce_device.h);
 //   3. the block barriers, then thread 0 stores each send slot's size, fences at system scope and publishes
 //      the slots (tail + 1, release), frees the received ones (head + 1), and bumps the block's progress
-//      counter for the host watchdog.
+//      counter for the host watchdog (written, never read back per slice: it lives in host memory).
 //
 // Every thread of the block runs the algorithm's control flow and keeps its own copy of the step counters,
 // so they agree without shared memory; only the "stop" decision of thread 0 is broadcast through shared
@@ -157,8 +157,14 @@ class DevicePrims {
         SysAtomicU64(peers_.recv[i].ctrl->head).store(recvStep_[i] + 1, cuda::memory_order_release);
       }
       if (report_ != nullptr) {
+        // The counter lives in mapped host memory: read it once (a round trip over the bus), then only write
+        // (posted, the thread does not wait).
         auto* p = reinterpret_cast<volatile uint64_t*>(&report_->progress);
-        *p = *p + 1;
+        if (!progressRead_) {
+          progress_ = *p;
+          progressRead_ = true;
+        }
+        *p = ++progress_;
       }
     }
     for (int i = 0; i < nsend; ++i) ++sendStep_[i];
@@ -225,6 +231,8 @@ class DevicePrims {
   uint64_t recvStep_[kMaxRecvPeers] = {};
   uint64_t sendStep_[kMaxSendPeers] = {};
   size_t sliceElems_ = 0;
+  uint64_t progress_ = 0;  // thread 0: this block's progress counter, as last written
+  bool progressRead_ = false;
 };
 
 }  // namespace chorus::coll::device

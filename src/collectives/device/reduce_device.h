@@ -132,6 +132,8 @@ CHORUS_HOST_DEVICE C divTrunc(C x, int64_t d) {
 // the output plus every send peer.
 constexpr int kMaxReduceSrcs = 5;
 constexpr int kMaxReduceDsts = 5;
+// 16-byte packs each thread has in flight per round of a reduce-copy.
+constexpr int kDevUnroll = 4;
 
 // One bulk step of a Primitives call: dst[k][i] = post(reduce(pre(src[0][i]), src[1][i], ...)) for every
 // destination k. `premulFirst` applies the premultiplier to src[0] (local input); `postOp` the post-divisor
@@ -145,21 +147,42 @@ struct ReduceCopyArgs {
   bool postOp = false;
 };
 
+// The three steps of one element of a reduce-copy, shared by the vector and the element paths: the first
+// source (premultiplied for a floating avg), each further source combined in order, and the integer avg's
+// post-divisor on the result.
 template <reduce::DType kT>
-CHORUS_HOST_DEVICE typename DevType<kT>::S reduceElement(const ReduceCopyArgs& a, const DevReduceParams& p, size_t i) {
-  using S = typename DevType<kT>::S;
+CHORUS_HOST_DEVICE typename DevType<kT>::S firstElement(const ReduceCopyArgs& a, const DevReduceParams& p,
+                                                        typename DevType<kT>::S v) {
   using C = typename DevType<kT>::C;
-  S v = static_cast<const S*>(a.srcs[0])[i];
   if constexpr (kDevFloating<kT>) {
     if (a.premulFirst && p.premul != 1.0) v = narrow<kT>(widen<kT>(v) * static_cast<C>(p.premul));
   }
-  for (int j = 1; j < a.nsrcs; ++j) {
-    v = narrow<kT>(applyOp<C>(p.op, widen<kT>(v), widen<kT>(static_cast<const S*>(a.srcs[j])[i])));
-  }
+  return v;
+}
+
+template <reduce::DType kT>
+CHORUS_HOST_DEVICE typename DevType<kT>::S combineElement(const DevReduceParams& p, typename DevType<kT>::S acc,
+                                                          typename DevType<kT>::S v) {
+  using C = typename DevType<kT>::C;
+  return narrow<kT>(applyOp<C>(p.op, widen<kT>(acc), widen<kT>(v)));
+}
+
+template <reduce::DType kT>
+CHORUS_HOST_DEVICE typename DevType<kT>::S lastElement(const ReduceCopyArgs& a, const DevReduceParams& p,
+                                                       typename DevType<kT>::S v) {
+  using C = typename DevType<kT>::C;
   if constexpr (!kDevFloating<kT>) {
     if (a.postOp && p.postDiv != 1) v = divTrunc<C>(v, p.postDiv);
   }
   return v;
+}
+
+template <reduce::DType kT>
+CHORUS_HOST_DEVICE typename DevType<kT>::S reduceElement(const ReduceCopyArgs& a, const DevReduceParams& p, size_t i) {
+  using S = typename DevType<kT>::S;
+  S v = firstElement<kT>(a, p, static_cast<const S*>(a.srcs[0])[i]);
+  for (int j = 1; j < a.nsrcs; ++j) v = combineElement<kT>(p, v, static_cast<const S*>(a.srcs[j])[i]);
+  return lastElement<kT>(a, p, v);
 }
 
 // 16 bytes of elements, loaded and stored as one vector on the device.
@@ -206,18 +229,45 @@ CHORUS_HOST_DEVICE void reduceCopy(const ReduceCopyArgs& a, const DevReduceParam
                         !(a.postOp && !kDevFloating<kT> && p.postDiv != 1);
   if ((align & 15) == 0) {
     const size_t npacks = n / kN;
-    for (size_t q = static_cast<size_t>(tid); q < npacks; q += static_cast<size_t>(nthreads)) {
-      DevPack<S> out;
-      if (copyOnly) {
-        out = loadPack<S>(static_cast<const S*>(a.srcs[0]) + q * kN);
-      } else {
-        DevPack<S> in[kMaxReduceSrcs];
-        for (int j = 0; j < a.nsrcs; ++j) in[j] = loadPack<S>(static_cast<const S*>(a.srcs[j]) + q * kN);
-        ReduceCopyArgs lanes = a;
-        for (int j = 0; j < a.nsrcs; ++j) lanes.srcs[j] = in[j].e;
-        for (int e = 0; e < kN; ++e) out.e[e] = reduceElement<kT>(lanes, p, static_cast<size_t>(e));
+    const size_t stride = static_cast<size_t>(nthreads);
+    size_t q = static_cast<size_t>(tid);
+    // kDevUnroll packs per thread per round, every load of a round issued before the first use: one pack at a
+    // time left a block with 4 KiB in flight, far from what hides the memory's latency.
+    for (; q + (kDevUnroll - 1) * stride < npacks; q += kDevUnroll * stride) {
+      DevPack<S> acc[kDevUnroll];
+      for (int u = 0; u < kDevUnroll; ++u)
+        acc[u] = loadPack<S>(static_cast<const S*>(a.srcs[0]) + (q + u * stride) * kN);
+      if (!copyOnly) {
+        for (int u = 0; u < kDevUnroll; ++u) {
+          for (int e = 0; e < kN; ++e) acc[u].e[e] = firstElement<kT>(a, p, acc[u].e[e]);
+        }
+        for (int j = 1; j < a.nsrcs; ++j) {
+          DevPack<S> in[kDevUnroll];
+          for (int u = 0; u < kDevUnroll; ++u)
+            in[u] = loadPack<S>(static_cast<const S*>(a.srcs[j]) + (q + u * stride) * kN);
+          for (int u = 0; u < kDevUnroll; ++u) {
+            for (int e = 0; e < kN; ++e) acc[u].e[e] = combineElement<kT>(p, acc[u].e[e], in[u].e[e]);
+          }
+        }
+        for (int u = 0; u < kDevUnroll; ++u) {
+          for (int e = 0; e < kN; ++e) acc[u].e[e] = lastElement<kT>(a, p, acc[u].e[e]);
+        }
       }
-      for (int k = 0; k < a.ndsts; ++k) storePack<S>(static_cast<S*>(a.dsts[k]) + q * kN, out);
+      for (int k = 0; k < a.ndsts; ++k) {
+        for (int u = 0; u < kDevUnroll; ++u) storePack<S>(static_cast<S*>(a.dsts[k]) + (q + u * stride) * kN, acc[u]);
+      }
+    }
+    for (; q < npacks; q += stride) {
+      DevPack<S> acc = loadPack<S>(static_cast<const S*>(a.srcs[0]) + q * kN);
+      if (!copyOnly) {
+        for (int e = 0; e < kN; ++e) acc.e[e] = firstElement<kT>(a, p, acc.e[e]);
+        for (int j = 1; j < a.nsrcs; ++j) {
+          const DevPack<S> in = loadPack<S>(static_cast<const S*>(a.srcs[j]) + q * kN);
+          for (int e = 0; e < kN; ++e) acc.e[e] = combineElement<kT>(p, acc.e[e], in.e[e]);
+        }
+        for (int e = 0; e < kN; ++e) acc.e[e] = lastElement<kT>(a, p, acc.e[e]);
+      }
+      for (int k = 0; k < a.ndsts; ++k) storePack<S>(static_cast<S*>(a.dsts[k]) + q * kN, acc);
     }
     done = npacks * kN;
   }

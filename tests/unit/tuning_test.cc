@@ -1,0 +1,78 @@
+// The tuner's channel count and chunk size, and the FIFO geometry it reads: host ranks use one channel per
+// 4 MiB handled, ranks on a GPU one per 512 KiB (a channel there is one CUDA block); chunks are half a FIFO.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "collectives/tuning.h"
+#include "transport/fifo_geometry.h"
+
+namespace chorus::coll {
+namespace {
+
+TuningContext hostContext(int maxChannels) {
+  TuningContext t;
+  t.nranks = 2;
+  t.maxChannels = maxChannels;
+  t.minChannels = 1;
+  t.slotBytes = transport::fifoSlotBytes();
+  t.algoSpec = "ring";
+  return t;
+}
+
+CollOp allReduce(size_t bytes) {
+  CollOp op;
+  op.type = CollType::kAllReduce;
+  op.dtype = reduce::DType::kFloat32;
+  op.count = bytes / 4;
+  return op;
+}
+
+TEST(Tuning, HostRanksTakeOneChannelPer4MiBWithinThePreparedRings) {
+  const TuningContext t = hostContext(16);
+  for (auto [bytes, channels] :
+       {std::pair<size_t, int>{4, 1}, {(4u << 20) - 4, 1}, {4u << 20, 2}, {32u << 20, 9}, {size_t(1) << 30, 16}}) {
+    CollOp op = allReduce(bytes);
+    tune(op, t);
+    EXPECT_EQ(op.algo, Algo::kRing);
+    EXPECT_EQ(op.nChannels, channels) << bytes << " bytes";
+  }
+}
+
+TEST(Tuning, DeviceRanksTakeOneChannelPer512KiB) {
+  TuningContext t = hostContext(16);
+  t.bytesPerChannel = size_t(512) << 10;
+  for (auto [bytes, channels] :
+       {std::pair<size_t, int>{4, 1}, {512u << 10, 2}, {4u << 20, 9}, {8u << 20, 16}, {size_t(256) << 20, 16}}) {
+    CollOp op = allReduce(bytes);
+    tune(op, t);
+    EXPECT_EQ(op.nChannels, channels) << bytes << " bytes";
+  }
+  // Never more than the rings prepared, never fewer than asked for.
+  t.maxChannels = 4;
+  CollOp big = allReduce(size_t(256) << 20);
+  tune(big, t);
+  EXPECT_EQ(big.nChannels, 4);
+  t.minChannels = 3;
+  CollOp small = allReduce(4);
+  tune(small, t);
+  EXPECT_EQ(small.nChannels, 3);
+}
+
+TEST(Tuning, ChunksAreHalfAFifo) {
+  TuningContext t = hostContext(2);
+  CollOp op = allReduce(64u << 20);
+  tune(op, t);
+  EXPECT_EQ(op.chunkBytes, t.slotBytes * (transport::kFifoSlots / 2));
+}
+
+// CHORUS_BUFFSIZE is unset in the test environment: host FIFOs hold 1 MiB, device FIFOs NCCL's 4 MiB.
+TEST(FifoGeometry, DeviceFifosAreFourTimesTheHostsByDefault) {
+  ASSERT_EQ(std::getenv("CHORUS_BUFFSIZE"), nullptr);
+  EXPECT_EQ(transport::fifoSlotBytes(), (size_t(1) << 20) / transport::kFifoSlots);
+  EXPECT_EQ(transport::fifoSlotBytes(false), transport::fifoSlotBytes());
+  EXPECT_EQ(transport::fifoSlotBytes(true), (size_t(4) << 20) / transport::kFifoSlots);
+}
+
+}  // namespace
+}  // namespace chorus::coll
