@@ -4,6 +4,8 @@
 // operations in the same order, so messages on one FIFO never interleave between operations), and kP2pLane
 // carries the point-to-point transfers, whose progress is interleaved and so needs FIFOs of its own. A channel
 // is the unit of parallelism of a collective (one ring or tree, one CUDA block); a lane is where its bytes go.
+// The device executor splits large point-to-point transfers over the kP2pLanes lanes from kP2pLane (one CUDA
+// block each, as a collective over its channels); the host executor uses kP2pLane alone.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,8 @@ namespace chorus::coll {
 
 constexpr int kMaxChannels = 16;
 constexpr int kP2pLane = kMaxChannels;
+constexpr int kP2pLanes = 8;
+constexpr int kLanes = kP2pLane + kP2pLanes;  // lanes of a pair of ranks, collective and point-to-point
 
 struct ConnKey {
   int peer = -1;

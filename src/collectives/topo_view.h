@@ -18,6 +18,15 @@ struct TopoView {
   TreeView trees[2];                    // a double binary tree: every rank is a leaf in one of them
   int nHosts = 1;
   bool allSameProcess = false;
+  // The most ranks of this communicator that one process runs on one GPU (0: host ranks). Their kernels wait
+  // for one another, so all their blocks must be resident on the GPU at once: channels and point-to-point lanes
+  // are kept within kDevBlockBudget blocks for all of them together. The same on every rank.
+  int ranksPerDevice = 0;
 };
+
+// Blocks that the kernels of the ranks of one process on one GPU may hold at once: a block of 512 threads at
+// 128 registers fills a multiprocessor's registers, and the smallest GPU the build targets well (an A100) has
+// 108 multiprocessors; the rest is left to other work on the GPU.
+constexpr int kDevBlockBudget = 64;
 
 }  // namespace chorus::coll

@@ -203,6 +203,7 @@ coll::PlanContext Comm::planContext() const {
   p.nranks = nranks_;
   p.topo = &topo_;
   p.slotBytes = transport::fifoSlotBytes(options_.device >= 0);
+  p.p2pLanes = options_.device >= 0 ? coll::kP2pLanes : 1;
   return p;
 }
 

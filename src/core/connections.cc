@@ -25,7 +25,7 @@ void checkEnd(const transport::Connection& c, FifoMemory memory, bool send) {
 
 ConnectionSet::ConnectionSet(Context ctx) : ctx_(std::move(ctx)) {
   const size_t n = ctx_.peers->size();
-  for (int lane = 0; lane <= coll::kP2pLane; ++lane) {
+  for (int lane = 0; lane < coll::kLanes; ++lane) {
     sendTable_.emplace_back(new std::atomic<transport::SendConnection*>[n]);
     recvTable_.emplace_back(new std::atomic<transport::RecvConnection*>[n]);
     for (size_t r = 0; r < n; ++r) {

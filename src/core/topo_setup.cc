@@ -1,6 +1,7 @@
 #include "core/topo_setup.h"
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 #include <set>
 
@@ -18,14 +19,28 @@ namespace chorus::core {
 namespace {
 
 // Channels the communicator prepares rings for; tuning uses up to this many. By default 2 for host ranks (one
-// rank per core gains nothing from more) and every channel for ranks on a GPU (a channel is one CUDA block, and
-// one block moves a small share of the GPU's memory bandwidth).
-int channelCount(int minChannels, int maxChannels, bool onDevice) {
+// rank per core gains nothing from more) and, for ranks on a GPU, as many as keep the blocks of the ranks that
+// share a GPU in one process within kDevBlockBudget (a channel is one CUDA block, and one block moves a small
+// share of the GPU's memory bandwidth). However set, never more than that budget allows on a GPU: kernels that
+// cannot all be resident wait for one another forever.
+int channelCount(int minChannels, int maxChannels, int ranksPerDevice) {
   int n = static_cast<int>(param::Nchannels());
   if (maxChannels > 0) n = n > 0 ? std::min(n, maxChannels) : maxChannels;
-  if (n <= 0) n = onDevice ? coll::kMaxChannels : 2;
+  const int resident = ranksPerDevice > 0 ? std::max(1, coll::kDevBlockBudget / ranksPerDevice) : coll::kMaxChannels;
+  if (n <= 0) n = ranksPerDevice > 0 ? coll::kMaxChannels : 2;
   n = std::max(n, minChannels);
-  return std::clamp(n, 1, coll::kMaxChannels);
+  return std::clamp(n, 1, std::min(coll::kMaxChannels, resident));
+}
+
+// The most ranks that one process runs on one GPU (0 when no rank is on a GPU); computed from every rank's
+// information, so the same on every rank.
+int ranksPerDevice(const std::vector<transport::PeerInfo>& peers) {
+  std::map<std::pair<uint64_t, int32_t>, int> count;
+  int most = 0;
+  for (const transport::PeerInfo& p : peers) {
+    if (p.device >= 0) most = std::max(most, ++count[{p.processId, p.device}]);
+  }
+  return most;
 }
 
 // CHORUS_TOPO_FILE / CHORUS_TOPO_DUMP_FILE / CHORUS_GRAPH_DUMP_FILE: the first rank of each process loads or
@@ -71,7 +86,8 @@ coll::TopoView buildTopoView(const std::vector<transport::PeerInfo>& peers, int 
   coll::TopoView v;
   v.nHosts = static_cast<int>(hosts.size());
   v.allSameProcess = procs.size() == 1;
-  v.rings = topology::searchHostRings(places, channelCount(minChannels, maxChannels, peers[rank].device >= 0));
+  v.ranksPerDevice = ranksPerDevice(peers);
+  v.rings = topology::searchHostRings(places, channelCount(minChannels, maxChannels, v.ranksPerDevice));
   CHORUS_ENFORCE(!v.rings.empty(), "topology search returned no ring");
   for (const auto& ring : v.rings) {
     auto it = std::find(ring.begin(), ring.end(), rank);

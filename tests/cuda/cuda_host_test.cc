@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "collectives/device/device_executor.h"
 #include "collectives/device/device_kernel_table.h"
+#include "collectives/device/device_launch_args.h"
 #include "collectives/device/reduce_device.h"
 #include "collectives/reduce/reduce.h"
 #include "transport/cuda/cuda_descriptor.h"
@@ -66,6 +67,24 @@ TEST(DeviceKernelTable, EveryAlgorithmHasABody) {
       op.algo = algo;
       EXPECT_EQ(coll::device::algoKind(op) >= 0, coll::hasAlgorithm(type, algo))
           << coll::collName(type) << " " << coll::algoName(algo);
+    }
+  }
+}
+
+// A point-to-point transfer split over lanes: the parts are contiguous, cover every byte once, and start on 16
+// bytes (each part's copy is vectorized), for sizes around the cuts and every lane count.
+TEST(DeviceP2pParts, CoverTheTransferOnceOnSixteenByteCuts) {
+  for (uint64_t bytes : {0ull, 1ull, 15ull, 16ull, 17ull, 127ull, 4096ull, 1048583ull, (64ull << 20) + 3}) {
+    for (int parts = 1; parts <= 8; ++parts) {
+      uint64_t next = 0;
+      for (int p = 0; p < parts; ++p) {
+        const coll::device::DevP2pPart part = coll::device::devP2pPart(bytes, p, parts);
+        EXPECT_EQ(part.begin, next) << bytes << " bytes, part " << p << " of " << parts;
+        EXPECT_LE(part.begin, part.end);
+        EXPECT_EQ(part.begin % 16, 0u);
+        next = part.end;
+      }
+      EXPECT_EQ(next, bytes) << bytes << " bytes in " << parts << " parts";
     }
   }
 }

@@ -96,5 +96,58 @@ TEST(PlanP2p, SendsToOneselfMatchReceivesInOrder) {
   EXPECT_THROW(planWork({s1, r1, s2}, context(0, 2, true), &plan), Error);
 }
 
+// The device executor splits a queue over lanes, one per 512 KiB it carries, at most 8 (kP2pLanes), and few
+// enough for the 2 (nranks - 1) queues of every rank sharing a GPU in one process to stay within kDevBlockBudget
+// blocks; the host executor keeps one. Every lane of a queue is
+// a connection of the plan.
+TEST(PlanP2p, QueuesSplitOverLanesByTheirBytesOnTheDevice) {
+  std::vector<char> buf(size_t(64) << 20);
+  auto sendRecv = [&](int peer, size_t sendBytes, size_t recvBytes) {
+    CollOp s;
+    s.type = CollType::kSend;
+    s.sendbuff = buf.data();
+    s.count = sendBytes;
+    s.dtype = reduce::DType::kUint8;
+    s.peer = peer;
+    CollOp r = s;
+    r.type = CollType::kRecv;
+    r.sendbuff = nullptr;
+    r.recvbuff = buf.data() + (size_t(32) << 20);
+    r.count = recvBytes;
+    return std::vector<CollOp>{s, r};
+  };
+  struct Case {
+    int nranks;
+    size_t bytes;
+    int ranksPerDevice;  // of one process on one GPU: their blocks share kDevBlockBudget
+    int lanes;
+  };
+  for (const Case& c :
+       {Case{2, 1, 1, 1}, Case{2, 512 << 10, 1, 1}, Case{2, (512 << 10) + 1, 1, 2}, Case{2, 3u << 20, 1, 6},
+        Case{2, 32u << 20, 1, 8}, Case{5, 32u << 20, 1, 8}, Case{9, 32u << 20, 1, 4}, Case{17, 32u << 20, 1, 2},
+        Case{65, 32u << 20, 1, 1}, Case{2, 32u << 20, 4, 8}, Case{4, 32u << 20, 4, 2}, Case{8, 32u << 20, 8, 1}}) {
+    TopoView topo;
+    topo.ranksPerDevice = c.ranksPerDevice;
+    PlanContext ctx = context(0, c.nranks, false);
+    ctx.topo = &topo;
+    ctx.p2pLanes = kP2pLanes;
+    Plan plan;
+    planWork(sendRecv(1, c.bytes, 4096), ctx, &plan);
+    ASSERT_EQ(plan.queues.size(), 2u);
+    const P2pQueue& recv = plan.queues[0];
+    const P2pQueue& send = plan.queues[1];
+    ASSERT_TRUE(send.send);
+    EXPECT_EQ(send.lanes, c.lanes) << c.bytes << " bytes, " << c.nranks << " ranks, " << c.ranksPerDevice << " per GPU";
+    EXPECT_EQ(recv.lanes, 1);
+    std::vector<ConnKey> want = {{1, kP2pLane, false}};
+    for (int l = 0; l < c.lanes; ++l) want.push_back(ConnKey{1, kP2pLane + l, true});
+    EXPECT_EQ(plan.connections, want);
+    // The host executor's context: one lane.
+    ctx.p2pLanes = 1;
+    planWork(sendRecv(1, c.bytes, 4096), ctx, &plan);
+    EXPECT_EQ(plan.queues[1].lanes, 1);
+  }
+}
+
 }  // namespace
 }  // namespace chorus::coll

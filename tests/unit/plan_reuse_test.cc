@@ -88,6 +88,13 @@ void expectSamePlan(const Plan& a, const Plan& b) {
     EXPECT_EQ(a.tasks[i].overlapsPeer, b.tasks[i].overlapsPeer) << i;
   }
   ASSERT_EQ(a.queues.size(), b.queues.size());
+  for (size_t i = 0; i < a.queues.size(); ++i) {
+    EXPECT_EQ(a.queues[i].peer, b.queues[i].peer) << i;
+    EXPECT_EQ(a.queues[i].send, b.queues[i].send) << i;
+    EXPECT_EQ(a.queues[i].first, b.queues[i].first) << i;
+    EXPECT_EQ(a.queues[i].count, b.queues[i].count) << i;
+    EXPECT_EQ(a.queues[i].lanes, b.queues[i].lanes) << i;
+  }
   ASSERT_EQ(a.selfCopies.size(), b.selfCopies.size());
   for (size_t i = 0; i < a.selfCopies.size(); ++i) {
     EXPECT_EQ(a.selfCopies[i].src, b.selfCopies[i].src) << i;

@@ -85,19 +85,27 @@ void launchP2p(const Plan& plan, const std::vector<void*>& copies, const DevExec
     CHORUS_CHECK_CUDA(cudaMemcpyAsync(c.dst, source(c, copies), c.bytes, cudaMemcpyDeviceToDevice, s));
   }
   if (plan.queues.empty()) return;
-  CHORUS_CHECK_ARG(plan.queues.size() <= static_cast<size_t>(kDevMaxP2pQueues), "a group with ", plan.queues.size(),
-                   " point-to-point peers and directions: the device executor takes at most ", kDevMaxP2pQueues);
+  size_t blocks = 0;
+  for (const P2pQueue& q : plan.queues) blocks += static_cast<size_t>(q.lanes);
+  CHORUS_CHECK_ARG(blocks <= static_cast<size_t>(kDevMaxP2pQueues), "a group with ", plan.queues.size(),
+                   " point-to-point peers and directions (", blocks, " lanes): the device executor takes at most ",
+                   kDevMaxP2pQueues);
   CHORUS_CHECK_ARG(plan.tasks.size() <= static_cast<size_t>(kDevMaxP2pTasks), "a group with more than ",
                    kDevMaxP2pTasks, " point-to-point transfers: the device executor takes at most that many");
   auto L = std::make_unique<DevP2pLaunch>();
   L->abortFlag = env.abortFlag;
   L->reports = env.reports;
   for (const P2pQueue& q : plan.queues) {
-    DevP2pQueue& d = L->queues[L->nqueues++];
-    d.send = q.send ? 1 : 0;
-    d.conn = q.send ? env.conns->devSendConn(q.peer, kP2pLane) : env.conns->devRecvConn(q.peer, kP2pLane);
-    d.firstTask = static_cast<int>(q.first);
-    d.ntasks = static_cast<int>(q.count);
+    for (int lane = 0; lane < q.lanes; ++lane) {
+      DevP2pQueue& d = L->queues[L->nqueues++];
+      d.send = q.send ? 1 : 0;
+      d.conn =
+          q.send ? env.conns->devSendConn(q.peer, kP2pLane + lane) : env.conns->devRecvConn(q.peer, kP2pLane + lane);
+      d.firstTask = static_cast<int>(q.first);
+      d.ntasks = static_cast<int>(q.count);
+      d.part = lane;
+      d.parts = q.lanes;
+    }
   }
   for (size_t i = 0; i < plan.tasks.size(); ++i) {
     const P2pTask& t = plan.tasks[i];

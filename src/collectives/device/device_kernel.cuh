@@ -97,7 +97,8 @@ __global__ void __launch_bounds__(kDevThreadsPerBlock) collKernel(const __grid_c
   }
 }
 
-// Point-to-point: block q moves queue q's tasks, in order, through its one connection (bytes as uint8).
+// Point-to-point: block q moves its part of its queue's tasks, in order, through its lane's connection (bytes as
+// uint8).
 template <reduce::DType kT>
 __global__ void __launch_bounds__(kDevThreadsPerBlock) p2pKernel(const __grid_constant__ DevP2pLaunch L) {
   __shared__ int stop;
@@ -119,10 +120,11 @@ __global__ void __launch_bounds__(kDevThreadsPerBlock) p2pKernel(const __grid_co
     // makes that visible to every thread first (else some would fill or read the last task's slot).
     __syncthreads();
     DevicePrims<kT> p(peers, task.src, task.dst, DevReduceParams{}, L.abortFlag, report, &stop);
+    const DevP2pPart part = devP2pPart(task.bytes, q.part, q.parts);
     if (q.send) {
-      p.send(0, task.bytes);
+      p.send(part.begin, part.end - part.begin);
     } else {
-      p.recv(0, task.bytes);
+      p.recv(part.begin, part.end - part.begin);
     }
     if (p.stopped()) return;
   }

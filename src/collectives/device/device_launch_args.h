@@ -88,9 +88,11 @@ struct DevCollLaunch {
   DevDirectPeers direct;                         // direct kinds only
 };
 
-// Point-to-point launches (all-to-all, gather, scatter, send/recv): one block per (peer, direction) queue;
-// each block moves its tasks in order through one connection, so sends and receives never wait on each other.
-constexpr int kDevMaxP2pQueues = 64;
+// Point-to-point launches (all-to-all, gather, scatter, send/recv): one block per lane of each (peer, direction)
+// queue (plan.h: P2pQueue::lanes); each block moves its part of every task of its queue, in order, through its
+// lane's connection, so sends and receives never wait on each other. At most 2 (nranks - 1) queues, whose lanes
+// the plan keeps within kDevBlockBudget blocks where nranks allows (plan.cc: p2pLanesFor).
+constexpr int kDevMaxP2pQueues = 128;
 constexpr int kDevMaxP2pTasks = 256;
 
 struct DevP2pTask {
@@ -104,7 +106,22 @@ struct DevP2pQueue {
   int send = 1;
   int firstTask = 0;
   int ntasks = 0;
+  int part = 0;   // this block's part of each task
+  int parts = 1;  // the queue's lanes
 };
+
+// Bytes [begin, end) of a transfer of `bytes` that part `part` of `parts` carries: cuts on 16 bytes, so that each
+// part's copy is vectorized; the last part takes the rest. Sender and receiver cut alike.
+struct DevP2pPart {
+  uint64_t begin;
+  uint64_t end;
+};
+CHORUS_HOST_DEVICE DevP2pPart devP2pPart(uint64_t bytes, int part, int parts) {
+  auto cut = [&](int k) -> uint64_t {
+    return k >= parts ? bytes : (bytes / static_cast<uint64_t>(parts) * static_cast<uint64_t>(k)) & ~uint64_t(15);
+  };
+  return DevP2pPart{cut(part), cut(part + 1)};
+}
 
 struct DevP2pLaunch {
   DevP2pQueue queues[kDevMaxP2pQueues];

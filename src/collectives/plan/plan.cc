@@ -196,8 +196,24 @@ void lowerP2p(const CollOp& op, const PlanContext& ctx, size_t collsBefore, bool
   }
 }
 
+// Bytes of a point-to-point queue per lane it is split over (as the collectives' channels on a GPU).
+constexpr uint64_t kP2pBytesPerLane = uint64_t(512) << 10;
+
+// The lanes a queue of `bytes` in all is split over: one per kP2pBytesPerLane, at most ctx.p2pLanes, and few
+// enough that the 2 (nranks - 1) queues of every rank that shares a GPU in one process (one per peer and
+// direction) stay within kDevBlockBudget blocks together (topo_view.h). Both ends of a queue compute it from the
+// same values.
+int p2pLanesFor(uint64_t bytes, const PlanContext& ctx) {
+  if (ctx.p2pLanes <= 1) return 1;
+  const uint64_t byBytes = std::max<uint64_t>((bytes + kP2pBytesPerLane - 1) / kP2pBytesPerLane, 1);
+  const int sharing = ctx.topo != nullptr ? std::max(1, ctx.topo->ranksPerDevice) : 1;
+  const int byPeers = std::max(1, kDevBlockBudget / (std::max(1, 2 * (ctx.nranks - 1)) * sharing));
+  return static_cast<int>(std::min<uint64_t>(byBytes, static_cast<uint64_t>(std::min(ctx.p2pLanes, byPeers))));
+}
+
 // Splits the tasks into copies to oneself (the k-th send to oneself feeds the k-th receive from oneself) and
-// queues per (peer, direction); transfers of no bytes to a peer are dropped. Allocates nothing once the plan's
+// queues per (peer, direction), each over the lanes p2pLanesFor gives it; transfers of no bytes to a peer are
+// dropped. Allocates nothing once the plan's
 // storage has grown to the work's size (a blocking send/recv of a few bytes is planned on every call).
 void finishP2p(const PlanContext& ctx, Plan* plan) {
   std::vector<P2pTask>& tasks = plan->tasks;
@@ -242,9 +258,14 @@ void finishP2p(const PlanContext& ctx, Plan* plan) {
     if (plan->queues.empty() || plan->queues.back().peer != tasks[i].peer ||
         plan->queues.back().send != tasks[i].send) {
       plan->queues.push_back(P2pQueue{tasks[i].peer, tasks[i].send, i, 0});
-      plan->connections.push_back(ConnKey{tasks[i].peer, kP2pLane, tasks[i].send});
     }
     ++plan->queues.back().count;
+  }
+  for (P2pQueue& q : plan->queues) {
+    uint64_t bytes = 0;
+    for (size_t i = q.first; i < q.first + q.count; ++i) bytes += tasks[i].bytes;
+    q.lanes = p2pLanesFor(bytes, ctx);
+    for (int l = 0; l < q.lanes; ++l) plan->connections.push_back(ConnKey{q.peer, kP2pLane + l, q.send});
   }
 }
 

@@ -86,6 +86,11 @@ struct P2pQueue {
   bool send = true;
   size_t first = 0;  // tasks [first, first + count) of Plan::tasks
   size_t count = 0;
+  // Lanes kP2pLane .. kP2pLane + lanes - 1 each carry their part of every task (device/device_launch_args.h:
+  // devP2pPart), when the executor splits
+  // transfers (PlanContext::p2pLanes); decided from what both ends know alike (the queue's bytes, the rank
+  // count), so a sender's queue and its receiver's split the same way.
+  int lanes = 1;
 };
 
 // A send to oneself matched with the receive from oneself in the same position.
@@ -116,6 +121,9 @@ struct PlanContext {
   // Whether the executor orders a receive after the send of the same bytes (P2pTask::overlapsPeer: the host's
   // point-to-point engine does; the device executor's blocks do not, so its in-place all-to-all is staged).
   bool ordersOverlaps = true;
+  // Lanes a point-to-point queue may be split over (at most kP2pLanes): 1 for the host executor (one thread moves
+  // a queue), more for the device executor (one CUDA block per lane).
+  int p2pLanes = 1;
 };
 
 // Plans `ops` (validated and tuned, in issue order) into *plan, reusing its storage. Throws chorusInvalidUsage

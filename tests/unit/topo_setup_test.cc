@@ -1,0 +1,55 @@
+// The channels a communicator prepares (core/topo_setup.h): 2 for host ranks, and for ranks on a GPU as many as
+// keep the blocks of the ranks that one process runs on one GPU within kDevBlockBudget: their kernels wait for one
+// another, so they must all be resident at once.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "core/topo_setup.h"
+
+namespace chorus::core {
+namespace {
+
+// nranks ranks on one host: `perProcess` consecutive ranks share a process, each process on GPU 0 (device >= 0)
+// or on the host.
+std::vector<transport::PeerInfo> ranks(int nranks, int perProcess, int device) {
+  std::vector<transport::PeerInfo> peers(nranks);
+  for (int r = 0; r < nranks; ++r) {
+    peers[r].rank = r;
+    peers[r].device = device;
+    peers[r].hostHash = 7;
+    peers[r].processId = 100 + static_cast<uint64_t>(r / perProcess);
+  }
+  return peers;
+}
+
+TEST(TopoSetup, HostRanksPrepareTwoChannels) {
+  const coll::TopoView v = buildTopoView(ranks(4, 1, -1), 0, 0, 0);
+  EXPECT_EQ(v.rings.size(), 2u);
+  EXPECT_EQ(v.ranksPerDevice, 0);
+}
+
+TEST(TopoSetup, RanksSharingAGpuInOneProcessStayWithinTheBlockBudget) {
+  struct Case {
+    int nranks, perProcess, channels, perDevice;
+  };
+  for (const Case& c : {Case{2, 1, 16, 1}, Case{2, 2, 16, 2}, Case{4, 4, 16, 4}, Case{8, 8, 8, 8}, Case{8, 2, 16, 2},
+                        Case{5, 5, 12, 5}, Case{64, 64, 1, 64}}) {
+    for (int rank : {0, c.nranks - 1}) {
+      const coll::TopoView v = buildTopoView(ranks(c.nranks, c.perProcess, 0), rank, 0, 0);
+      EXPECT_EQ(static_cast<int>(v.rings.size()), c.channels)
+          << c.nranks << " ranks, " << c.perProcess << " per process";
+      EXPECT_EQ(v.ranksPerDevice, c.perDevice);
+      EXPECT_LE(static_cast<int>(v.rings.size()) * c.perDevice, std::max(coll::kDevBlockBudget, c.perDevice));
+    }
+  }
+}
+
+// The config's minChannels cannot take a GPU's ranks past the budget either.
+TEST(TopoSetup, MinChannelsDoNotOverrideTheBlockBudget) {
+  const coll::TopoView v = buildTopoView(ranks(8, 8, 0), 0, 16, 0);
+  EXPECT_EQ(v.rings.size(), 8u);
+}
+
+}  // namespace
+}  // namespace chorus::core
