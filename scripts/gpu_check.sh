@@ -43,7 +43,7 @@ shards coll 14 180 cuda_coll_gpu_test '*'
 wait $san; cat $L/sanitizers.txt
 wait $procs; echo "ranks as processes:"; cat $L/procs.txt
 echo "== device benchmark"; date -u +%T
-for spec in "allreduce 1" "allreduce 2" "allreduce 4" "allgather 2" "reducescatter 2" "broadcast 2" "alltoall 2"; do
+for spec in "allreduce 1" "allreduce 2" "allreduce 4" "allgather 2" "reducescatter 2" "broadcast 2" "alltoall 2" "alltoall 4" "sendrecv 2"; do
   set -- $spec
   timeout 25 $B/device_coll_bench -c $1 -n $2 -b 1048576 -e 268435456 -f 4 -w 5 -i 20 2>&1 | tee $L/bench_$1_$2.log
 done

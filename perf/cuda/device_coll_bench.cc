@@ -3,7 +3,9 @@
 // collective is read against (ranks sharing one GPU share its memory bandwidth).
 //
 //   device_coll_bench [-n ranks] [-b min_bytes] [-e max_bytes] [-f factor] [-w warmup] [-i iters]
-//                     [-c allreduce|allgather|reducescatter|broadcast|alltoall] [-t float32|bfloat16|...]
+//                     [-c allreduce|allgather|reducescatter|broadcast|alltoall|sendrecv] [-t float32|bfloat16|...]
+//
+// sendrecv: every rank sends to the next and receives from the previous one, in a group.
 //
 // One row per size: bytes (nccl-tests' size: the output buffer of all-gather, the input of the others), time per
 // call in us (wall time of `iters` calls enqueued back to back by every rank, after a barrier, to the last
@@ -98,7 +100,7 @@ Options parse(int argc, char** argv) {
 // nccl-tests' busbw factor for n ranks.
 double busFactor(const std::string& coll, int n) {
   if (coll == "allreduce") return 2.0 * (n - 1) / n;
-  if (coll == "broadcast") return 1.0;
+  if (coll == "broadcast" || coll == "sendrecv") return 1.0;
   return double(n - 1) / n;
 }
 
@@ -120,6 +122,15 @@ chorusResult_t call(const Options& o, const void* send, void* recv, size_t count
   if (o.coll == "reducescatter") return chorusReduceScatter(send, recv, count, o.type, chorusSum, comm, s);
   if (o.coll == "broadcast") return chorusBroadcast(send, recv, count, o.type, 0, comm, s);
   if (o.coll == "alltoall") return chorusAlltoAll(send, recv, count, o.type, comm, s);
+  if (o.coll == "sendrecv") {
+    int rank = 0, n = 1;
+    chorusCommUserRank(comm, &rank);
+    chorusCommCount(comm, &n);
+    chorusGroupStart();
+    chorusSend(send, count, o.type, (rank + 1) % n, comm, s);
+    chorusRecv(recv, count, o.type, (rank + n - 1) % n, comm, s);
+    return chorusGroupEnd();
+  }
   std::fprintf(stderr, "device_coll_bench: unknown collective %s\n", o.coll.c_str());
   std::exit(2);
 }
