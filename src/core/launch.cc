@@ -56,34 +56,55 @@ const std::vector<coll::CollOp>& withPreMulSumApplied(const std::vector<coll::Co
   return scaled;
 }
 
+// One plan a thread keeps, with what it was made for (0 while it is not whole: planWork threw) and the operations
+// as they are now. The communicator's serial stands for its plan context too, which is fixed once it is set up.
+struct PlanMemo {
+  uint64_t plannedFor = 0;  // Comm::serial()
+  std::vector<coll::CollOp> plannedOps;
+  coll::Plan plan;
+  uint64_t lastUsed = 0;  // ThreadState::launches when it last served
+};
+
+// Plans kept per thread: a loop that alternates a few different operations (an all-reduce and a broadcast, the
+// gradient buckets of a training step, two communicators) finds each one's plan.
+constexpr int kPlanMemos = 4;
+
 // What executeWork keeps per thread.
 struct ThreadState {
   WaitContext ctx;
-  coll::Plan plan;
-  // What `plan` was made for (0 while it is not whole: planWork threw), the operations as they are now. The
-  // communicator's serial stands for its plan context too, which is fixed once it is set up.
-  uint64_t plannedFor = 0;  // Comm::serial()
-  std::vector<coll::CollOp> plannedOps;
+  PlanMemo memos[kPlanMemos];
+  uint64_t launches = 0;
+  uint64_t plansMade = 0;  // planWork calls, for plansMadeOnThisThread
 };
 
-// Plans `ops` into state->plan. A plan depends on the operations and the communicator alone, and a thread that
-// repeats the operations it ran last, on the same buffers or on buffers all moved by one distance, moves the
-// plan it has instead (collectives/plan/plan_reuse.h): planWork is about 400 of the 2,700 instructions of an
-// 8-byte blocking broadcast.
-void planOnce(const Comm& comm, const std::vector<coll::CollOp>& ops, ThreadState* state) {
-  std::ptrdiff_t shift = 0;
-  if (state->plannedFor == comm.serial() && coll::movedBy(state->plannedOps, ops, &shift)) {
-    coll::moveBuffers(&state->plan, shift);
-    for (size_t i = 0; i < ops.size(); ++i) {
-      state->plannedOps[i].sendbuff = ops[i].sendbuff;
-      state->plannedOps[i].recvbuff = ops[i].recvbuff;
+// The plan of `ops`. A plan depends on the operations and the communicator alone, and a thread that repeats
+// operations it ran among its last kPlanMemos plans, on the same buffers or on buffers all moved by one
+// distance, moves that plan instead (collectives/plan/plan_reuse.h): planWork is about 400 of the 2,700
+// instructions of an 8-byte blocking broadcast. Otherwise the least recently used memo is planned again (its
+// storage reused).
+coll::Plan& planOnce(const Comm& comm, const std::vector<coll::CollOp>& ops, ThreadState* state) {
+  const uint64_t now = ++state->launches;
+  PlanMemo* oldest = &state->memos[0];
+  for (PlanMemo& m : state->memos) {
+    std::ptrdiff_t shift = 0;
+    if (m.plannedFor == comm.serial() && coll::movedBy(m.plannedOps, ops, &shift)) {
+      coll::moveBuffers(&m.plan, shift);
+      for (size_t i = 0; i < ops.size(); ++i) {
+        m.plannedOps[i].sendbuff = ops[i].sendbuff;
+        m.plannedOps[i].recvbuff = ops[i].recvbuff;
+      }
+      m.lastUsed = now;
+      return m.plan;
     }
-    return;
+    if (m.lastUsed < oldest->lastUsed) oldest = &m;
   }
-  state->plannedFor = 0;
-  coll::planWork(ops, comm.planContext(), &state->plan);
-  state->plannedOps = ops;  // reuses its capacity
-  state->plannedFor = comm.serial();
+  oldest->plannedFor = 0;
+  ++state->plansMade;
+  coll::planWork(ops, comm.planContext(), &oldest->plan);
+  oldest->plannedOps = ops;  // reuses its capacity
+  oldest->plannedFor = comm.serial();
+  oldest->lastUsed = now;
+  return oldest->plan;
 }
 
 // One communicator's share: plan it, connect what the plan lists, run it.
@@ -93,10 +114,9 @@ void executeWork(const CommWork& w) {
   // Reused per thread: an operation on a warm communicator allocates nothing here.
   ThreadState& state = perThread<ThreadState>();
   WaitContext& ctx = state.ctx;
-  coll::Plan& plan = state.plan;
   comm.fillWaitContext(&ctx);
   if (comm.options().checkMode) checkMatchingCalls(comm, w.ops, ctx);
-  planOnce(comm, withPreMulSumApplied(w.ops, comm.nranks()), &state);
+  const coll::Plan& plan = planOnce(comm, withPreMulSumApplied(w.ops, comm.nranks()), &state);
   comm.connections().connect(plan.connections, transport::FifoMemory::kHost);
   coll::ExecEnv env;
   env.rank = comm.rank();
@@ -109,6 +129,10 @@ void executeWork(const CommWork& w) {
 }
 
 }  // namespace
+
+uint64_t plansMadeOnThisThread() {
+  return perThread<ThreadState>().plansMade;
+}
 
 Failure executeLaunch(const std::vector<CommWork>& works) {
   Failure first;

@@ -3,6 +3,7 @@
 // in the data path stops unwinding (base/error.h, boundary 2).
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "base/error.h"
@@ -21,5 +22,9 @@ struct CommWork {
 // Never throws: returns the first failure, which is also recorded as each failing communicator's asynchronous
 // error (with its connections closed, so that peers waiting on it fail at once).
 Failure executeLaunch(const std::vector<CommWork>& works);
+
+// How many times this thread has planned work (collectives/plan/plan.h: planWork) rather than moved a plan it
+// kept: for the tests and benchmarks of plan reuse.
+uint64_t plansMadeOnThisThread();
 
 }  // namespace chorus::core

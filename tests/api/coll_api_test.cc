@@ -6,19 +6,14 @@
 
 #include <numeric>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "chorus/chorus.h"
+#include "common/on_threads.h"
 
 namespace {
 
-template <typename Fn>
-void onThreads(int n, Fn fn) {
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r) threads.emplace_back([&, r] { fn(r); });
-  for (auto& t : threads) t.join();
-}
+using chorus::test::onThreads;
 
 std::vector<chorusComm_t> makeComms(int n) {
   std::vector<chorusComm_t> comms(n);
