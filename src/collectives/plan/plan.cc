@@ -213,8 +213,8 @@ int p2pLanesFor(uint64_t bytes, const PlanContext& ctx) {
 
 // Splits the tasks into copies to oneself (the k-th send to oneself feeds the k-th receive from oneself) and
 // queues per (peer, direction), each over the lanes p2pLanesFor gives it; transfers of no bytes to a peer are
-// dropped. Allocates nothing once the plan's
-// storage has grown to the work's size (a blocking send/recv of a few bytes is planned on every call).
+// dropped. Allocates nothing once the plan's storage has grown to the work's size (a blocking send/recv of a few
+// bytes is planned on every call).
 void finishP2p(const PlanContext& ctx, Plan* plan) {
   std::vector<P2pTask>& tasks = plan->tasks;
   size_t selfSends = 0, selfRecvs = 0;

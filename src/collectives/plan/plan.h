@@ -87,9 +87,9 @@ struct P2pQueue {
   size_t first = 0;  // tasks [first, first + count) of Plan::tasks
   size_t count = 0;
   // Lanes kP2pLane .. kP2pLane + lanes - 1 each carry their part of every task (device/device_launch_args.h:
-  // devP2pPart), when the executor splits
-  // transfers (PlanContext::p2pLanes); decided from what both ends know alike (the queue's bytes, the rank
-  // count), so a sender's queue and its receiver's split the same way.
+  // devP2pPart) when the executor splits transfers (PlanContext::p2pLanes); decided from what both ends know
+  // alike (the queue's bytes, the rank count, the ranks per GPU), so a sender's queue and its receiver's split
+  // the same way.
   int lanes = 1;
 };
 
