@@ -10,24 +10,16 @@ namespace chorus::test {
 
 namespace {
 
-constexpr size_t kGuard = 64;
-constexpr unsigned char kGuardByte = 0xA5;
-
 // A buffer with guard bytes after its end.
 struct Buffer {
   std::unique_ptr<char[]> mem;
   size_t bytes = 0;
-  explicit Buffer(size_t n) : mem(new char[n + kGuard + 64]), bytes(n) {
+  explicit Buffer(size_t n) : mem(new char[n + kGuardBytes + 64]), bytes(n) {
     memset(mem.get(), 0, n);
-    memset(mem.get() + n, kGuardByte, kGuard);
+    writeGuard(mem.get() + n);
   }
   char* data() { return mem.get(); }
-  bool guardIntact() const {
-    for (size_t i = 0; i < kGuard; ++i) {
-      if (static_cast<unsigned char>(mem[bytes + i]) != kGuardByte) return false;
-    }
-    return true;
-  }
+  bool guarded() const { return guardIntact(mem.get() + bytes); }
 };
 
 // The expected reductions of the case being run, computed once per process and shared by the thread ranks
@@ -67,7 +59,7 @@ std::string runCase(chorusComm_t comm, chorusStream_t stream, const CollCase& c,
   chorusResult_t rc = callCollective(c, send, recv, comm, s);
   if (rc == chorusSuccess && s != nullptr) rc = chorusStreamSynchronize(s);
   if (rc != chorusSuccess) return what + ": returned " + chorusGetErrorString(rc) + ": " + chorusGetLastError(comm);
-  if (!sendBuf.guardIntact() || !recvBuf.guardIntact()) return what + ": wrote past a buffer's end";
+  if (!sendBuf.guarded() || !recvBuf.guarded()) return what + ": wrote past a buffer's end";
   std::string first;
   size_t wrong = countWrongResult(c, rank, n, recv, &first);
   if (wrong != 0) return what + ": " + std::to_string(wrong) + " wrong elements, first " + first;
@@ -174,6 +166,17 @@ size_t countWrongResult(const CollCase& c, int rank, int n, const void* recv, st
           recv, c.type, chorusSum, n, cnt, [&](size_t i) { return value(c.root, rank * cnt + i); }, first);
   }
   return 0;
+}
+
+void writeGuard(char* end) {
+  memset(end, kGuardByte, kGuardBytes);
+}
+
+bool guardIntact(const char* end) {
+  for (size_t i = 0; i < kGuardBytes; ++i) {
+    if (static_cast<unsigned char>(end[i]) != kGuardByte) return false;
+  }
+  return true;
 }
 
 std::string describeCase(const CollCase& c, int rank) {

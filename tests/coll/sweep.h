@@ -58,4 +58,11 @@ chorusResult_t callCollective(const CollCase& c, const void* send, void* recv, c
 size_t countWrongResult(const CollCase& c, int rank, int nranks, const void* recv, std::string* first);
 std::string describeCase(const CollCase& c, int rank);
 
+// The guard after each buffer of a case: kGuardBytes bytes of kGuardByte, written before the call
+// (writeGuard) and checked after it (guardIntact), so a write past a buffer's end is seen.
+constexpr size_t kGuardBytes = 64;
+constexpr unsigned char kGuardByte = 0xA5;
+void writeGuard(char* end);
+bool guardIntact(const char* end);
+
 }  // namespace chorus::test

@@ -8,16 +8,6 @@ namespace chorus::test {
 
 namespace {
 
-constexpr size_t kGuard = 64;
-constexpr unsigned char kGuardByte = 0xA5;
-
-bool guardIntact(const char* p) {
-  for (size_t i = 0; i < kGuard; ++i) {
-    if (static_cast<unsigned char>(p[i]) != kGuardByte) return false;
-  }
-  return true;
-}
-
 void caseBytes(const CollCase& c, int nranks, size_t* sendBytes, size_t* recvBytes) {
   size_t sendElems = 0, recvElems = 0;
   bufferElems(c, nranks, &sendElems, &recvElems);
@@ -29,9 +19,10 @@ void caseBytes(const CollCase& c, int nranks, size_t* sendBytes, size_t* recvByt
 
 std::string DeviceRankBuffers::allocate(size_t bytes) {
   if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) return "cudaStreamCreate failed";
-  if (cudaMalloc(&devSend, bytes + kGuard) != cudaSuccess || cudaMalloc(&devRecv, bytes + kGuard) != cudaSuccess ||
-      cudaMallocHost(&hostSend, bytes + kGuard) != cudaSuccess ||
-      cudaMallocHost(&hostRecv, bytes + kGuard) != cudaSuccess) {
+  if (cudaMalloc(&devSend, bytes + kGuardBytes) != cudaSuccess ||
+      cudaMalloc(&devRecv, bytes + kGuardBytes) != cudaSuccess ||
+      cudaMallocHost(&hostSend, bytes + kGuardBytes) != cudaSuccess ||
+      cudaMallocHost(&hostRecv, bytes + kGuardBytes) != cudaSuccess) {
     return "allocating " + std::to_string(bytes) + " bytes failed";
   }
   return "";
@@ -51,14 +42,16 @@ std::string fillDeviceCase(const CollCase& c, int rank, int nranks, DeviceRankBu
   caseBytes(c, nranks, &sendBytes, &recvBytes);
   std::memset(b.hostRecv, 0, recvBytes);
   std::memset(b.hostSend, 0, sendBytes);
-  std::memset(b.hostSend + sendBytes, kGuardByte, kGuard);
-  std::memset(b.hostRecv + recvBytes, kGuardByte, kGuard);
+  writeGuard(b.hostSend + sendBytes);
+  writeGuard(b.hostRecv + recvBytes);
   char* send = b.hostSend;
   char* recv = b.hostRecv;
   placeInPlace(c, rank, &send, &recv);
   fillCaseInput(c, rank, nranks, send);
-  if (cudaMemcpyAsync(b.devSend, b.hostSend, sendBytes + kGuard, cudaMemcpyHostToDevice, b.stream) != cudaSuccess ||
-      cudaMemcpyAsync(b.devRecv, b.hostRecv, recvBytes + kGuard, cudaMemcpyHostToDevice, b.stream) != cudaSuccess ||
+  if (cudaMemcpyAsync(b.devSend, b.hostSend, sendBytes + kGuardBytes, cudaMemcpyHostToDevice, b.stream) !=
+          cudaSuccess ||
+      cudaMemcpyAsync(b.devRecv, b.hostRecv, recvBytes + kGuardBytes, cudaMemcpyHostToDevice, b.stream) !=
+          cudaSuccess ||
       cudaStreamSynchronize(b.stream) != cudaSuccess) {
     return "copy to the device failed";
   }
@@ -73,8 +66,8 @@ std::string callDeviceCase(const CollCase& c, int rank, int nranks, chorusComm_t
   placeInPlace(c, rank, &send, &recv);
   chorusResult_t rc = callCollective(c, send, recv, comm, b.stream);
   if (rc != chorusSuccess) return std::string("returned ") + chorusGetErrorString(rc) + ": " + chorusGetLastError(comm);
-  cudaMemcpyAsync(b.hostSend, b.devSend, sendBytes + kGuard, cudaMemcpyDeviceToHost, b.stream);
-  cudaMemcpyAsync(b.hostRecv, b.devRecv, recvBytes + kGuard, cudaMemcpyDeviceToHost, b.stream);
+  cudaMemcpyAsync(b.hostSend, b.devSend, sendBytes + kGuardBytes, cudaMemcpyDeviceToHost, b.stream);
+  cudaMemcpyAsync(b.hostRecv, b.devRecv, recvBytes + kGuardBytes, cudaMemcpyDeviceToHost, b.stream);
   cudaError_t e = cudaStreamSynchronize(b.stream);
   if (e != cudaSuccess) return std::string("stream: ") + cudaGetErrorString(e);
   chorusResult_t async = chorusSuccess;

@@ -7,11 +7,11 @@
 
 #include <functional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "chorus/chorus.h"
 #include "common/gpu_presence.h"
+#include "common/on_threads.h"
 
 // Skips the test when there is no GPU at all; fails it when one should be usable (common/gpu_presence.h).
 #define REQUIRE_GPU()                                                                              \
@@ -28,9 +28,7 @@ namespace chorus::test {
 
 // Runs fn(rank) on one thread per rank and joins them.
 inline void onRanks(int nranks, const std::function<void(int)>& fn) {
-  std::vector<std::thread> ts;
-  for (int r = 0; r < nranks; ++r) ts.emplace_back(fn, r);
-  for (auto& t : ts) t.join();
+  onThreads(nranks, fn);
 }
 
 // nranks communicators on device 0, made from one thread per rank; timeoutMs: their deadline (0: the default).
