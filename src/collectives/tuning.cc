@@ -163,11 +163,14 @@ bool useSingleCopy(CollType type, size_t bytes) {
   return bytes >= static_cast<size_t>(from);
 }
 
-bool useSingleCopyToReceiver(size_t bytes) {
-  // Measured with sendrecv_perf, 2 ranks, out of place (docs/performance.md): on the same buffers every launch one
-  // copy took 64 KiB from 7.6 to 4.3 us and 512 KiB from 53.9 to 18.9 (Open MPI, which reads by CMA from 4 KiB up:
-  // 4.2 and 20.0); on buffers out of cache it lost at 32 KiB (7.4 against 5.4 us) and broke even at 64 KiB.
-  const int64_t from = param::P2pCmaMinBytes();
+bool useSingleCopyToReceiver(size_t bytes, bool readsFast) {
+  // Measured with sendrecv_perf, 2 ranks, out of place (docs/performance.md): on an Intel Xeon, on the same buffers
+  // every launch, one copy took 64 KiB from 7.6 to 4.3 us and 512 KiB from 53.9 to 18.9 (Open MPI, which reads by
+  // CMA from 4 KiB up: 4.2 and 20.0); on buffers out of cache it lost at 32 KiB (7.4 against 5.4 us) and broke even
+  // at 64 KiB. On an AMD EPYC VM whose kernel copies at a seventh of memcpy's speed, it lost at every size.
+  constexpr int64_t kDefaultFrom = int64_t{64} << 10;
+  int64_t from = param::P2pCmaMinBytes();
+  if (from < 0) from = readsFast ? kDefaultFrom : 0;
   return from > 0 && bytes >= static_cast<size_t>(from);
 }
 

@@ -60,8 +60,10 @@ bool useSingleCopy(CollType type, size_t bytes);
 
 // Whether a point-to-point transfer of `bytes` whose receiver has announced that it waits for it
 // (transport/fifo.h, RecvConnection::announceReceiving) goes by reference, one copy: from CHORUS_P2P_CMA_MIN_BYTES
-// bytes (64 KiB by default; 0: never). The send still completes without waiting for anything but that receiver.
-bool useSingleCopyToReceiver(size_t bytes);
+// bytes (0: never); by default (-1) from 64 KiB where the receiver reads the sender's memory fast (`readsFast`:
+// the connection's FifoControl::consumerReadsFast, which both ends see alike) and never elsewhere. The send still
+// completes without waiting for anything but that receiver.
+bool useSingleCopyToReceiver(size_t bytes, bool readsFast);
 
 // Parses a CHORUS_ALGO value ("ring", "tree", "direct", or per function "allreduce:tree;ring") and returns
 // the algorithm forced for `type`, or false when none is. Throws chorusInvalidArgument on an unknown name.

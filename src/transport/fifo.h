@@ -79,6 +79,9 @@ struct FifoControl {
   uint64_t slotStride;  // bytes from one slot to the next: slotBytes and the trailer (fifoInit)
   // Set by the consumer's transport when it made the FIFO: it may read the producer's memory (remote refs).
   uint32_t consumerReadsProducer;
+  // Set with it: the consumer's reads of the producer's memory are fast (cma.h, cmaReadsFast), so that one copy by
+  // reference beats two through the slots. A fact both ends read from here, so that they agree on it.
+  uint32_t consumerReadsFast;
   // Set by the transport when it made the FIFO: small messages travel through the mailbox.
   uint32_t mailbox;
   // The number of the transfer the consumer waits for (announceReceiving; 0: none yet).
@@ -182,6 +185,8 @@ class SendConnection : public Connection {
   // Whether the consumer reads this process's memory, so that postRemote may be used: set by the transport (shm,
   // when the consumer's probe and this end's test read succeeded and CHORUS_CMA_DISABLE is not set).
   bool remoteRefs() const { return remoteRefs_; }
+  // Whether the consumer reads this process's memory fast (FifoControl::consumerReadsFast; only with remoteRefs()).
+  bool receiverReadsFast() const { return remoteRefs_ && fifo_->consumerReadsFast != 0; }
   // Publishes the slot returned by the last acquire as a reference to `bytes` bytes at `data` in this process
   // (0 < bytes <= kMaxRemoteRefBytes; remoteRefs() must be true). The consumer copies them from here: they must
   // stay unchanged until it has freed the slot (drain).
@@ -321,6 +326,8 @@ class RecvConnection : public Connection {
   }
   // Whether the producer may post remote refs on this connection (readRemote takes them).
   bool takesRemoteRefs() const { return remotePid_ != 0; }
+  // Whether this end reads the producer's memory fast (FifoControl::consumerReadsFast; only with takesRemoteRefs()).
+  bool readsFast() const { return remotePid_ != 0 && fifo_->consumerReadsFast != 0; }
   // As SendConnection::beginTransfer, for the receives.
   uint32_t beginTransfer() { return ++transfers_; }
   // Tells the producer that this end waits for transfer `number` (beginTransfer), so that it may send it by

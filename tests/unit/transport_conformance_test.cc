@@ -432,6 +432,9 @@ TEST_P(TransportTest, RemoteRefMessages) {
     auto ctx = waitFor(60000);
     if (r.rank() == 1) {
       auto recv = r.listenFrom(0, kSlots, kSlot);
+      // Whether references are worth taking by default is this end's measured fact, which the sender sees alike.
+      TCHECK(recv->readsFast() == (recv->takesRemoteRefs() && cmaReadsFast()), kindName(kind), ": readsFast");
+      r.sendBlob(0, {static_cast<uint8_t>(recv->readsFast() ? 1 : 0)});
       for (size_t bytes : sizes) {
         std::vector<char> buf(bytes);
         recvByRef(*recv, buf.data(), bytes, ctx);
@@ -443,6 +446,9 @@ TEST_P(TransportTest, RemoteRefMessages) {
       const bool expected = expectRemoteRefs(kind, r.info(0).pid);
       TCHECK(send->remoteRefs() == expected, kindName(kind), ": remote references ",
              send->remoteRefs() ? "offered" : "not offered");
+      const std::vector<uint8_t> fast = r.recvBlob(1);
+      TCHECK(fast.size() == 1 && send->receiverReadsFast() == (fast[0] != 0), kindName(kind),
+             ": both ends see the receiver's readsFast alike");
       for (size_t bytes : sizes) {
         std::vector<char> buf(bytes);
         fillPattern(buf.data(), bytes, bytes);

@@ -4,7 +4,9 @@
 
 #include <cstdlib>
 
+#include "base/params.h"
 #include "collectives/tuning.h"
+#include "transport/cma.h"
 #include "transport/fifo_geometry.h"
 
 namespace chorus::coll {
@@ -72,6 +74,57 @@ TEST(FifoGeometry, DeviceFifosAreFourTimesTheHostsByDefault) {
   EXPECT_EQ(transport::fifoSlotBytes(), (size_t(1) << 20) / transport::kFifoSlots);
   EXPECT_EQ(transport::fifoSlotBytes(false), transport::fifoSlotBytes());
   EXPECT_EQ(transport::fifoSlotBytes(true), (size_t(4) << 20) / transport::kFifoSlots);
+}
+
+// Sets CHORUS_P2P_CMA_MIN_BYTES (nullptr: unsets it) for the scope, and restores it unset.
+struct P2pCmaMinBytes {
+  explicit P2pCmaMinBytes(const char* value) {
+    if (value != nullptr) {
+      setenv("CHORUS_P2P_CMA_MIN_BYTES", value, 1);
+    } else {
+      unsetenv("CHORUS_P2P_CMA_MIN_BYTES");
+    }
+    param::reload();
+  }
+  ~P2pCmaMinBytes() {
+    unsetenv("CHORUS_P2P_CMA_MIN_BYTES");
+    param::reload();
+  }
+};
+
+// By default a receiver that waits is read by reference from 64 KiB only where its CMA reads are fast; both ends
+// pass the same connection fact, so they agree.
+TEST(SingleCopyToReceiver, ByDefaultFrom64KiBWhereTheReceiverReadsFast) {
+  P2pCmaMinBytes unset(nullptr);
+  EXPECT_FALSE(useSingleCopyToReceiver((64u << 10) - 1, true));
+  EXPECT_TRUE(useSingleCopyToReceiver(64u << 10, true));
+  EXPECT_TRUE(useSingleCopyToReceiver(256u << 20, true));
+  for (size_t bytes : {size_t{1}, size_t{64} << 10, size_t{256} << 20}) {
+    EXPECT_FALSE(useSingleCopyToReceiver(bytes, false)) << bytes;
+  }
+}
+
+// A value set by the user holds whatever the measurement says: tests force references on every machine with it.
+TEST(SingleCopyToReceiver, AnExplicitThresholdOverridesTheMeasurement) {
+  {
+    P2pCmaMinBytes four("4");
+    for (bool fast : {false, true}) {
+      EXPECT_FALSE(useSingleCopyToReceiver(3, fast));
+      EXPECT_TRUE(useSingleCopyToReceiver(4, fast));
+    }
+  }
+  {
+    P2pCmaMinBytes never("0");
+    for (bool fast : {false, true}) EXPECT_FALSE(useSingleCopyToReceiver(size_t{1} << 30, fast));
+  }
+}
+
+// The measurement is taken once per process and is a real ratio; cmaReadsFast() is its comparison with the limit.
+TEST(SingleCopyToReceiver, TheCmaMeasurementIsKept) {
+  const double slowdown = transport::cmaSlowdown();
+  EXPECT_GT(slowdown, 0.0);
+  EXPECT_EQ(transport::cmaSlowdown(), slowdown);
+  EXPECT_EQ(transport::cmaReadsFast(), slowdown <= transport::kCmaFastSlowdown);
 }
 
 }  // namespace

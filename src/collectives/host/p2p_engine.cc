@@ -19,6 +19,14 @@ namespace {
 // first copied its transfer in nine calls of ten and the rank that came second sent by reference.
 constexpr uint64_t kAnnounceGraceNs = 5000;
 
+// The tag every slot and reference of a point-to-point transfer carries (the slot word's high half, fifo.h): its
+// size, folded to 32 bits. A receive of fewer bytes than were sent then fails at the first slot instead of
+// succeeding on the send's first pieces and leaving the rest to the connection's next transfer.
+uint32_t transferTag(size_t bytes) {
+  const uint64_t b = bytes;
+  return static_cast<uint32_t>(b ^ (b >> 32));
+}
+
 // Per queue: the task in progress, its bytes done, and the connection.
 struct Progress {
   const P2pQueue* q;
@@ -93,12 +101,14 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
       p.transfer = p.send->beginTransfer();
       if (!p.send->remoteRefs() || t.overlapsPeer) return;
       const bool always = useSingleCopy(CollType::kSend, t.bytes);
-      if (!always && !useSingleCopyToReceiver(t.bytes)) return;
+      if (!always && !useSingleCopyToReceiver(t.bytes, p.send->receiverReadsFast())) return;
       if (t.staged < 0 && overwrittenHere(plan, source(t, copies), t.bytes)) return;
       p.refs = always ? Progress::Refs::kAlways : Progress::Refs::kWhenReceiving;
     } else if (!p.line) {
       p.transfer = p.recv->beginTransfer();
-      if (p.recv->takesRemoteRefs() && useSingleCopyToReceiver(t.bytes)) p.recv->announceReceiving(p.transfer);
+      if (p.recv->takesRemoteRefs() && useSingleCopyToReceiver(t.bytes, p.recv->readsFast())) {
+        p.recv->announceReceiving(p.transfer);
+      }
     }
   };
   for (Progress& p : queues) {
@@ -225,13 +235,13 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
             // The receiver copies the whole rest from here (in references of whole slots' worth).
             const size_t most = transport::kMaxRemoteRefBytes / p.send->slotBytes() * p.send->slotBytes();
             const size_t m = std::min(most, left);
-            p.send->postRemote(src, m);
+            p.send->postRemote(src, m, transferTag(t.bytes));
             ledger.add(p.send);
             p.off += m;
           } else {
             const size_t m = std::min(p.send->slotBytes(), left);
             memcpy(slot, src, m);
-            p.send->post(m);
+            p.send->post(m, transferTag(t.bytes));
             p.off += m;
           }
         } else {
@@ -270,6 +280,12 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
             CHORUS_THROW(Status::kRemoteError, p.recv->what(), ": received a ", ref ? "reference to " : "piece of ",
                          got, " bytes with ", left, " bytes of the transfer left (pieces of ", slotBytes,
                          " bytes): the send and the receive disagree on the size");
+          }
+          if (static_cast<uint32_t>(word >> 32) != transferTag(t.bytes)) {
+            CHORUS_THROW(Status::kRemoteError, p.recv->what(),
+                         ": received a piece of a transfer whose size is not the ", t.bytes,
+                         " bytes expected (size tag ", word >> 32, ", expected ", transferTag(t.bytes),
+                         "): the send and the receive disagree on the size");
           }
           if (p.off + got > land) break;  // the send of the same bytes has not read them yet
           char* dst = static_cast<char*>(t.dst) + p.off;

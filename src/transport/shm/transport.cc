@@ -77,6 +77,7 @@ std::unique_ptr<Connection> ShmTransport::createRecv(const ConnectSpec& spec, st
   FifoControl* f = fifoInit(seg.data(), spec.nslots, slotBytes);
   const bool reads = receiverReads(spec.peer.pid);
   f->consumerReadsProducer = reads ? 1 : 0;
+  f->consumerReadsFast = reads && cmaReadsFast() ? 1 : 0;
   f->mailbox = 1;  // small messages in one mailbox line each (fifo.h)
   Descriptor d;
   d.name = seg.name();
