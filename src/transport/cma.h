@@ -32,14 +32,16 @@ bool cmaTryRead(pid_t pid, const void* remote, void* local, size_t bytes);
 
 // How many times longer a CMA read of 256 KiB (this process reading itself, in cache) takes here than memcpy of
 // the same bytes: the best of several tries of each, measured once per process and kept (under a millisecond).
-// The kernel's copy differs from machine to machine far more than memcpy: 1-2x on the Intel Xeons these figures
-// were first taken on, about 7x on an AMD EPYC (Zen 4) VM, where each page costs the kernel ~0.2 us to pin.
+// The kernel's copy differs from machine to machine far more than memcpy: 8x on an AMD EPYC (Zen 4) VM (16 GB/s,
+// about 0.25 us per 4 KiB page in all), where on the Intel Xeon VM of earlier sessions one copy by CMA beat two
+// through the slots by 1.3-2.8x (that machine's ratio was not recorded).
 double cmaSlowdown();
 
 // Whether one CMA copy beats the two copies through a FIFO's slots that it replaces: cmaSlowdown() of at most
 // kCmaFastSlowdown. The two slot copies run on two cores, each at memcpy's speed, and the reference saves the
-// hand-offs of every slot, so the kernel's copy may be somewhat slower than memcpy and still win; measured with
-// sendrecv_perf, 2 ranks: at 7x it lost everywhere from 64 KiB to 256 MiB (1.6-2.2x slower).
+// hand-offs of every slot, so the kernel's copy may be somewhat slower than memcpy and still win. The limit, 3, is
+// a judgement between the two machines measured (sendrecv_perf, 2 ranks: at 8x one copy lost at every size from 64
+// KiB to 256 MiB, 1.6-2.2x slower), not a measured crossing point.
 constexpr double kCmaFastSlowdown = 3.0;
 bool cmaReadsFast();
 
