@@ -164,10 +164,8 @@ const bool kInPlace = registerChild("in_place_ring", [](int rank, int nranks, co
 });
 
 // By default references are taken only where this machine's CMA reads are fast (transport/cma.h,
-// cmaReadsFast): unless `env` says otherwise, the cases run with the threshold set to the default's 64 KiB, so that
-// they cover references on every machine.
-const std::map<std::string, std::string> kMeasuredDefault = {};
-
+// cmaReadsFast): unless `env` says otherwise or `asMeasured` asks for that default, the cases run with the threshold
+// set to the default's 64 KiB, so that they cover references on every machine.
 void expectAllPass(const char* child, int nranks, const std::map<std::string, std::string>& env = {},
                    bool asMeasured = false) {
   ChildOptions opt;
@@ -187,8 +185,8 @@ TEST(P2pSingleCopyProcs, GroupRingOf2And3) {
 
 // The threshold as this machine's measurement sets it (references from 64 KiB, or none).
 TEST(P2pSingleCopyProcs, GroupRingAsMeasured) {
-  expectAllPass("group_ring", 2, kMeasuredDefault, true);
-  expectAllPass("group_ring", 3, kMeasuredDefault, true);
+  expectAllPass("group_ring", 2, {}, /*asMeasured=*/true);
+  expectAllPass("group_ring", 3, {}, /*asMeasured=*/true);
 }
 
 // From the first byte by reference: every transfer of 4 bytes or more whose receiver waits.
