@@ -1,37 +1,45 @@
 // A point in time after which a wait gives up with chorusTimeout. Every blocking wait in Chorus takes one.
 #pragma once
 
-#include <chrono>
+#include <time.h>
+
 #include <cstdint>
 
 namespace chorus {
 
+// Read from the coarse monotonic clock: every operation makes its wait context's deadline, and a precise clock
+// read (21 ns on the 2-core AMD EPYC VM) was a tenth of a blocking 8-byte all-reduce's time on one rank, while
+// the coarse one costs 3 ns. A deadline is exact to the clock's tick (4 ms there), far inside any timeout.
 class Deadline {
  public:
-  using Clock = std::chrono::steady_clock;
-
-  // A deadline `ms` milliseconds from now; ms <= 0 means never.
+  // A deadline `ms` milliseconds from now; ms <= 0 (or beyond the clock's range) means never.
   static Deadline afterMs(int64_t ms) {
-    if (ms <= 0) return never();
-    return Deadline(Clock::now() + std::chrono::milliseconds(ms));
+    const int64_t now = nowNs();
+    if (ms <= 0 || ms >= (kNever - now) / 1000000) return never();
+    return Deadline(now + ms * 1000000);
   }
-  static Deadline never() { return Deadline(Clock::time_point::max()); }
+  static Deadline never() { return Deadline(kNever); }
 
-  bool expired() const { return Clock::now() >= when_; }
-  bool isNever() const { return when_ == Clock::time_point::max(); }
+  bool expired() const { return nowNs() >= whenNs_; }
+  bool isNever() const { return whenNs_ == kNever; }
   // Milliseconds left, clamped to [0, INT32_MAX] (suitable for poll()).
   int remainingMs() const {
     if (isNever()) return INT32_MAX;
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(when_ - Clock::now()).count();
+    const int64_t left = (whenNs_ - nowNs()) / 1000000;
     return left <= 0 ? 0 : left > INT32_MAX ? INT32_MAX : static_cast<int>(left);
   }
   // The earlier of the two deadlines.
-  Deadline min(const Deadline& o) const { return when_ <= o.when_ ? *this : o; }
-  Clock::time_point when() const { return when_; }
+  Deadline min(const Deadline& o) const { return whenNs_ <= o.whenNs_ ? *this : o; }
 
  private:
-  explicit Deadline(Clock::time_point when) : when_(when) {}
-  Clock::time_point when_;
+  static constexpr int64_t kNever = INT64_MAX;
+  explicit Deadline(int64_t whenNs) : whenNs_(whenNs) {}
+  static int64_t nowNs() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  }
+  int64_t whenNs_;
 };
 
 }  // namespace chorus

@@ -45,9 +45,13 @@ void validateOp(const Comm& comm, const coll::CollOp& op) {
   const int me = comm.rank();
   const char* name = coll::collName(op.type);
   const size_t elt = reduce::dtypeSize(op.dtype);
-  CHORUS_CHECK_ARG(op.count <= (SIZE_MAX / elt) / static_cast<size_t>(n), name, ": count ", op.count,
-                   " is too large (its size in bytes overflows)");
-  const size_t bytes = op.count * elt;
+  // Multiplications that report overflow, not divisions: two divisions were most of this function, 8 % of a
+  // one-rank 8-byte all-reduce (perf).
+  size_t bytes = 0;
+  size_t allRanks = 0;
+  CHORUS_CHECK_ARG(!__builtin_mul_overflow(op.count, elt, &bytes) &&
+                       !__builtin_mul_overflow(bytes, static_cast<size_t>(n), &allRanks),
+                   name, ": count ", op.count, " is too large (its size in bytes overflows)");
   if (coll::isRooted(op.type)) {
     CHORUS_CHECK_ARG(op.root >= 0 && op.root < n, name, ": root ", op.root, " is outside [0, nranks=", n, ")");
   }

@@ -4,6 +4,8 @@
 // order and to self, nesting, the first error returned by chorusGroupEnd).
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include <numeric>
 #include <string>
 #include <vector>
@@ -71,6 +73,11 @@ TEST(CollApi, BadArgumentsAreRejectedAndTheCommunicatorStaysUsable) {
   EXPECT_NE(lastError(c).find("recvbuff + rank*sendcount"), std::string::npos) << lastError(c);
   EXPECT_EQ(chorusReduceScatter(buf, buf + 2, 4, chorusFloat32, chorusSum, c, nullptr), chorusInvalidArgument);
   EXPECT_NE(lastError(c).find("recvbuff == sendbuff + rank*recvcount"), std::string::npos) << lastError(c);
+  // A count whose size in bytes overflows: by the element size, and (all-gather's output) only by the rank count.
+  EXPECT_EQ(chorusAllReduce(buf, buf, SIZE_MAX / 2, chorusFloat32, chorusSum, c, nullptr), chorusInvalidArgument);
+  EXPECT_NE(lastError(c).find("is too large"), std::string::npos) << lastError(c);
+  EXPECT_EQ(chorusAllGather(buf, buf + 8, SIZE_MAX / 2 + 1, chorusUint8, c, nullptr), chorusInvalidArgument);
+  EXPECT_NE(lastError(c).find("is too large"), std::string::npos) << lastError(c);
   // A stream that is not a host stream.
   int notAStream = 0;
   EXPECT_EQ(chorusAllReduce(buf, buf, 4, chorusFloat32, chorusSum, c, &notAStream), chorusInvalidArgument);
