@@ -1,21 +1,22 @@
 // The TCP bound of this machine, for the socket goals of docs/performance.md: two ends joined by K loopback
 // sockets, each end sending 64 MiB to the other while receiving as many (what each rank of a 2-rank ring
 // all-reduce does, S bytes each way for busbw S/t), in writes of `chunk` bytes, one thread per socket and
-// direction. No library code: plain send() and recv(), TCP_NODELAY, the kernel's default buffers.
+// direction. Chorus's Socket only sets the connections up; the data moves by plain send() and recv(), TCP_NODELAY,
+// the kernel's default buffers.
 // Reported: bytes per second each way (bytes_per_second counts one direction).
 //   socket_bound_bench [--benchmark_filter=...]
-#include <arpa/inet.h>
 #include <benchmark/benchmark.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
+#include <utility>
 #include <vector>
+
+#include "base/socket.h"
+#include "base/wait.h"
 
 namespace {
 
@@ -26,29 +27,19 @@ void fail(const char* what) {
   std::abort();
 }
 
-// K connected pairs over loopback: ends[i] = {one end, the other}.
-std::vector<std::pair<int, int>> connectPairs(int k) {
-  const int listener = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (listener < 0 || bind(listener, reinterpret_cast<sockaddr*>(&addr), len) != 0 || listen(listener, k) != 0 ||
-      getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    fail("listen on loopback");
-  }
-  std::vector<std::pair<int, int>> pairs;
-  const int one = 1;
+// K connected pairs over loopback, TCP_NODELAY on both ends.
+std::vector<std::pair<chorus::Socket, chorus::Socket>> connectPairs(int k) {
+  const chorus::WaitContext ctx;  // never times out: loopback connects at once
+  chorus::Socket listener = chorus::Socket::listen(chorus::SocketAddress::loopback(), k);
+  const chorus::SocketAddress addr = listener.localAddress();
+  std::vector<std::pair<chorus::Socket, chorus::Socket>> pairs;
   for (int i = 0; i < k; ++i) {
-    const int a = socket(AF_INET, SOCK_STREAM, 0);
-    if (a < 0 || connect(a, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) fail("connect");
-    const int b = accept(listener, nullptr, nullptr);
-    if (b < 0) fail("accept");
-    setsockopt(a, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    setsockopt(b, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    pairs.emplace_back(a, b);
+    chorus::Socket a = chorus::Socket::connect(addr, ctx);
+    chorus::Socket b = listener.accept(ctx);
+    a.setNoDelay();
+    b.setNoDelay();
+    pairs.emplace_back(std::move(a), std::move(b));
   }
-  close(listener);
   return pairs;
 }
 
@@ -71,15 +62,15 @@ void recvAll(int fd, char* buf, size_t chunk, size_t bytes) {
 void BM_FullDuplex(benchmark::State& state) {
   const int k = static_cast<int>(state.range(0));
   const size_t chunk = static_cast<size_t>(state.range(1));
-  const std::vector<std::pair<int, int>> pairs = connectPairs(k);
+  const std::vector<std::pair<chorus::Socket, chorus::Socket>> pairs = connectPairs(k);
   const size_t perSocket = kBytesEachWay / static_cast<size_t>(k);
   // One buffer per thread: 4 threads per socket (each end sends and receives).
   std::vector<std::vector<char>> bufs(4 * static_cast<size_t>(k), std::vector<char>(chunk, 1));
   for (auto _ : state) {
     std::vector<std::thread> threads;
     for (int i = 0; i < k; ++i) {
-      const int a = pairs[i].first;
-      const int b = pairs[i].second;
+      const int a = pairs[i].first.fd();
+      const int b = pairs[i].second.fd();
       threads.emplace_back(sendAll, a, bufs[4 * i].data(), chunk, perSocket);
       threads.emplace_back(recvAll, b, bufs[4 * i + 1].data(), chunk, perSocket);
       threads.emplace_back(sendAll, b, bufs[4 * i + 2].data(), chunk, perSocket);
@@ -88,10 +79,6 @@ void BM_FullDuplex(benchmark::State& state) {
     for (std::thread& t : threads) t.join();
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(kBytesEachWay));
-  for (const auto& p : pairs) {
-    close(p.first);
-    close(p.second);
-  }
 }
 BENCHMARK(BM_FullDuplex)
     ->ArgNames({"sockets", "chunk"})
