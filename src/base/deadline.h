@@ -12,20 +12,19 @@ namespace chorus {
 // the coarse one costs 3 ns. A deadline is exact to the clock's tick (4 ms there), far inside any timeout.
 class Deadline {
  public:
-  // A deadline `ms` milliseconds from now; ms <= 0 (or beyond the clock's range) means never.
+  // A deadline `ms` milliseconds from now; ms <= 0, or more than kLongestMs, means never.
   static Deadline afterMs(int64_t ms) {
-    const int64_t now = nowNs();
-    if (ms <= 0 || ms >= (kNever - now) / 1000000) return never();
-    return Deadline(now + ms * 1000000);
+    if (ms <= 0 || ms > kLongestMs) return never();
+    return Deadline(coarseNowNs() + ms * 1000000);
   }
   static Deadline never() { return Deadline(kNever); }
 
-  bool expired() const { return nowNs() >= whenNs_; }
+  bool expired() const { return coarseNowNs() >= whenNs_; }
   bool isNever() const { return whenNs_ == kNever; }
   // Milliseconds left, clamped to [0, INT32_MAX] (suitable for poll()).
   int remainingMs() const {
     if (isNever()) return INT32_MAX;
-    const int64_t left = (whenNs_ - nowNs()) / 1000000;
+    const int64_t left = (whenNs_ - coarseNowNs()) / 1000000;
     return left <= 0 ? 0 : left > INT32_MAX ? INT32_MAX : static_cast<int>(left);
   }
   // The earlier of the two deadlines.
@@ -33,8 +32,11 @@ class Deadline {
 
  private:
   static constexpr int64_t kNever = INT64_MAX;
+  // Longer timeouts are never (146 years): a constant, so that making a deadline, once per operation, divides
+  // nothing; the sum cannot overflow while the clock reads under half its range (146 years of uptime).
+  static constexpr int64_t kLongestMs = kNever / 2 / 1000000;
   explicit Deadline(int64_t whenNs) : whenNs_(whenNs) {}
-  static int64_t nowNs() {
+  static int64_t coarseNowNs() {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
     return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
