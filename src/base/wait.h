@@ -75,6 +75,8 @@ class Waiter {
   uint64_t yieldNs_;
   uint32_t iter_ = 0;
   int phase_ = 0;  // 0 spin, 1 yield, 2 sleep
+
+  int firstPhase() const;  // where a wait starts: the spin, or the yield without a spin budget
 };
 
 // Monotonic nanoseconds.
