@@ -1,10 +1,11 @@
 // Waiter: the phases a wait goes through. Without a spin budget (ranks that outnumber cores) a wait yields from its
 // first pause and after every reset; with one it spins until the budget is spent, then yields, then sleeps; an
-// abort ends any phase with chorusInvalidUsage.
+// abort ends the wait with chorusInvalidUsage (noticed once the spin is over: the spinning phase does not look).
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include "base/error.h"
