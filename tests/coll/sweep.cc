@@ -22,10 +22,22 @@ struct Buffer {
   bool guarded() const { return guardIntact(mem.get() + bytes); }
 };
 
-// The expected reductions of the case being run, computed once per process and shared by the thread ranks
-// (which run the same case at about the same time): computing them costs nranks input evaluations per
-// element, the most expensive part of the sweep.
-std::shared_ptr<const std::vector<double>> expectedReductions(const CollCase& c, int n, size_t elems) {
+// The expected reductions of elements [begin, begin + elems) of the case being run.
+std::shared_ptr<const std::vector<double>> computeReductions(const CollCase& c, int n, size_t begin, size_t elems) {
+  auto v = std::make_shared<std::vector<double>>(elems);
+  double* out = v->data();
+  dispatchType(c.type, [&](auto type) {
+    dispatchOp(c.op, [&](auto op) {
+      for (size_t i = 0; i < elems; ++i) out[i] = expectedReduce(type, op, n, begin + i, c.seed);
+    });
+  });
+  return v;
+}
+
+// The expected reductions of elements [0, elems), computed once per process and shared by the thread ranks (which
+// run the same case at about the same time): all-reduce and reduce ranks check the same elements, and computing
+// them costs nranks input evaluations per element.
+std::shared_ptr<const std::vector<double>> sharedReductions(const CollCase& c, int n, size_t elems) {
   struct Entry {
     std::string key;
     std::shared_ptr<const std::vector<double>> values;
@@ -35,11 +47,7 @@ std::shared_ptr<const std::vector<double>> expectedReductions(const CollCase& c,
   std::string key = std::to_string(c.type) + "/" + std::to_string(c.op) + "/" + std::to_string(n) + "/" +
                     std::to_string(c.seed) + "/" + std::to_string(elems);
   std::lock_guard<std::mutex> lock(mu);
-  if (cache.key != key) {
-    auto v = std::make_shared<std::vector<double>>(elems);
-    for (size_t i = 0; i < elems; ++i) (*v)[i] = expectedReduce(c.type, c.op, n, i, c.seed);
-    cache = Entry{key, v};
-  }
+  if (cache.key != key) cache = Entry{key, computeReductions(c, n, 0, elems)};
   return cache.values;
 }
 
@@ -135,37 +143,40 @@ chorusResult_t callCollective(const CollCase& c, const void* send, void* recv, c
 
 size_t countWrongResult(const CollCase& c, int rank, int n, const void* recv, std::string* first) {
   const size_t cnt = c.count;
-  auto value = [&](int r, size_t i) { return inputValue(c.type, c.op, r, i, c.seed); };
   std::shared_ptr<const std::vector<double>> expected;
-  if (reduces(c.coll) && (c.coll != Coll::kReduce || rank == c.root)) {
-    expected = expectedReductions(c, n, c.coll == Coll::kReduceScatter ? cnt * n : cnt);
+  if (c.coll == Coll::kReduceScatter) {
+    // Each rank checks its own block only: computed by each rank (thread ranks in parallel), not shared.
+    expected = computeReductions(c, n, rank * cnt, cnt);
+  } else if (reduces(c.coll) && (c.coll != Coll::kReduce || rank == c.root)) {
+    expected = sharedReductions(c, n, cnt);
   }
-  auto red = [&](size_t i) { return (*expected)[i]; };
-  switch (c.coll) {
-    case Coll::kAllReduce: return countWrong(recv, c.type, c.op, n, cnt, red, first);
-    case Coll::kReduce: return rank == c.root ? countWrong(recv, c.type, c.op, n, cnt, red, first) : 0;
-    case Coll::kReduceScatter:
-      return countWrong(
-          recv, c.type, c.op, n, cnt, [&](size_t i) { return red(rank * cnt + i); }, first);
-    case Coll::kBroadcast:
-      return countWrong(
-          recv, c.type, chorusSum, n, cnt, [&](size_t i) { return value(c.root, i); }, first);
-    case Coll::kAllGather:
-      return countWrong(
-          recv, c.type, chorusSum, n, cnt * n, [&](size_t i) { return value(i / cnt, i % cnt); }, first);
-    case Coll::kAllToAll:
-      // Block j of this rank's output is block `rank` of rank j's input.
-      return countWrong(
-          recv, c.type, chorusSum, n, cnt * n, [&](size_t i) { return value(i / cnt, rank * cnt + i % cnt); }, first);
-    case Coll::kGather:
-      if (rank != c.root) return 0;
-      return countWrong(
-          recv, c.type, chorusSum, n, cnt * n, [&](size_t i) { return value(i / cnt, i % cnt); }, first);
-    case Coll::kScatter:
-      return countWrong(
-          recv, c.type, chorusSum, n, cnt, [&](size_t i) { return value(c.root, rank * cnt + i); }, first);
-  }
-  return 0;
+  size_t wrong = 0;
+  // The loops are compiled per type (common/test_data.h): tens of millions of elements per case at 8 ranks.
+  dispatchType(c.type, [&](auto type) {
+    auto value = [&](int r, size_t i) { return inputValue(type, c.op, r, i, c.seed); };
+    auto red = [&](size_t i) { return (*expected)[i]; };
+    auto check = [&](chorusRedOp_t op, size_t count, auto expect) {
+      wrong = countWrongOf(recv, type, op, n, count, expect, first);
+    };
+    switch (c.coll) {
+      case Coll::kAllReduce:
+      case Coll::kReduceScatter: check(c.op, cnt, red); break;
+      case Coll::kReduce:
+        if (rank == c.root) check(c.op, cnt, red);
+        break;
+      case Coll::kBroadcast: check(chorusSum, cnt, [&](size_t i) { return value(c.root, i); }); break;
+      case Coll::kAllGather: check(chorusSum, cnt * n, [&](size_t i) { return value(i / cnt, i % cnt); }); break;
+      case Coll::kAllToAll:
+        // Block j of this rank's output is block `rank` of rank j's input.
+        check(chorusSum, cnt * n, [&](size_t i) { return value(i / cnt, rank * cnt + i % cnt); });
+        break;
+      case Coll::kGather:
+        if (rank == c.root) check(chorusSum, cnt * n, [&](size_t i) { return value(i / cnt, i % cnt); });
+        break;
+      case Coll::kScatter: check(chorusSum, cnt, [&](size_t i) { return value(c.root, rank * cnt + i); }); break;
+    }
+  });
+  return wrong;
 }
 
 void writeGuard(char* end) {
