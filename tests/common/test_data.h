@@ -93,7 +93,9 @@ inline double expectedReduce(chorusDataType_t t, chorusRedOp_t op, int nranks, s
         case chorusProd: acc *= v; break;
         case chorusMax: acc = acc > v ? acc : v; break;
         case chorusMin: acc = acc < v ? acc : v; break;
-        default: acc += v; break;  // sum, avg
+        case chorusSum:
+        case chorusAvg: acc += v; break;
+        default: break;  // not a built-in reduction: rank 0's value
       }
       acc = detail::wrapInt(t, acc);
     }
@@ -108,7 +110,9 @@ inline double expectedReduce(chorusDataType_t t, chorusRedOp_t op, int nranks, s
       case chorusProd: acc *= v; break;
       case chorusMax: acc = acc > v ? acc : v; break;
       case chorusMin: acc = acc < v ? acc : v; break;
-      default: acc += v; break;  // sum, avg
+      case chorusSum:
+      case chorusAvg: acc += v; break;
+      default: break;  // not a built-in reduction: rank 0's value
     }
   }
   return op == chorusAvg ? acc / nranks : acc;
