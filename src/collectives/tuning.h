@@ -65,6 +65,14 @@ bool useSingleCopy(CollType type, size_t bytes);
 // completes without waiting for anything but that receiver.
 bool useSingleCopyToReceiver(size_t bytes, bool readsFast);
 
+// Whether an operation whose outputs on this rank total `outputBytes` writes them with streaming stores
+// (reduce::copyBytes' nonTemporal): from 16 MiB, past what the caches hold, a plain store first reads the line it
+// overwrites and evicts the FIFO slots the copies go through. The host executor's collectives and its
+// point-to-point engine both ask it.
+inline bool streamsOutput(size_t outputBytes) {
+  return outputBytes >= (size_t{16} << 20);
+}
+
 // Parses a CHORUS_ALGO value ("ring", "tree", "direct", or per function "allreduce:tree;ring") and returns
 // the algorithm forced for `type`, or false when none is. Throws chorusInvalidArgument on an unknown name.
 bool forcedAlgo(const std::string& spec, CollType type, Algo* algo);

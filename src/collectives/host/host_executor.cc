@@ -27,9 +27,6 @@ namespace chorus::coll {
 
 namespace {
 
-// Outputs larger than this are written with streaming stores: they would only evict the FIFO slots.
-constexpr size_t kNonTemporalBytes = 16u << 20;
-
 // The connections of one channel's peer set, looked up on `lane`.
 struct HostPeers {
   transport::RecvConnection* recv[kMaxRecvPeers] = {};
@@ -151,7 +148,7 @@ void runCollective(const CollPlan& c, const std::vector<const void*>& copies, co
   cfg.kernels = &reduce::kernels(op.dtype, op.op);
   cfg.premul.premul = c.premul;
   cfg.postDiv = c.postDiv;
-  cfg.nonTemporalOutput = c.bytes >= kNonTemporalBytes;
+  cfg.nonTemporalOutput = streamsOutput(c.bytes);
   cfg.ctx = env.ctx;
   cfg.singleCopy = env.nranks > 1 && useSingleCopy(op.type, c.bytes);
   if (!cfg.singleCopy) {

@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/per_thread.h"
 #include "collectives/host/ref_ledger.h"
+#include "collectives/reduce/reduce.h"
 #include "collectives/tuning.h"
 
 namespace chorus::coll {
@@ -114,8 +115,25 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
   for (Progress& p : queues) {
     if (p.q->count > 0) start(p);
   }
+  // Outputs past the caches are written with streaming stores (streamsOutput): the receives' copies out of the slots
+  // and the copies to oneself. A large all-to-all's receives and self copies then write memory without reading it
+  // first.
+  size_t outputBytes = 0;
+  for (const P2pQueue& q : plan.queues) {
+    if (q.send) continue;
+    for (size_t i = q.first; i < q.first + q.count; ++i) outputBytes += plan.tasks[i].bytes;
+  }
+  for (const SelfCopy& c : plan.selfCopies) outputBytes += c.bytes;
+  const bool streaming = streamsOutput(outputBytes);
   // The copies to oneself come after the announcements: peers may send by reference meanwhile.
-  for (const SelfCopy& c : plan.selfCopies) memmove(c.dst, source(c, copies), c.bytes);
+  for (const SelfCopy& c : plan.selfCopies) {
+    const void* src = source(c, copies);
+    if (streaming && !overlaps(src, c.bytes, c.dst, c.bytes)) {
+      reduce::copyBytes(c.dst, src, c.bytes, /*nonTemporal=*/true);
+    } else {
+      memmove(c.dst, src, c.bytes);
+    }
+  }
   if (queues.empty()) return;
   // Each pass posts what it can send before it looks for what arrived: a peer that waits for this rank's message
   // then waits only for it, not for this rank's receives and copies too (the direct collectives send first for the
@@ -292,7 +310,8 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
           if (ref) {
             p.recv->readRemote(slot, 0, dst, got);
           } else {
-            memcpy(dst, slot, got);
+            // Not where the send of the same bytes has just read them (in place): those lines are in the cache.
+            reduce::copyBytes(dst, slot, got, streaming && !t.overlapsPeer);
           }
           p.recv->release();
           p.off += got;
