@@ -179,10 +179,10 @@ void submit(Comm* comm, CallStream stream, const coll::CollOp& op) {
     // One call of a host communicator outside a group: its launch is one work of one operation, with no
     // per-stream sorting to do.
     if (stream.host != nullptr) {
-      // Refilled in place: enqueue swaps it for a launch that has run, whose storage the next call reuses.
-      thread_local std::vector<CommWork> launch;
-      fillOneWork(launch, comm, 1, [&](size_t) { return op; });
-      stream.host->enqueue(launch);
+      coll::CollOp queued = op;
+      comm->opEnqueued();
+      recordQueued(comm, &queued);
+      stream.host->enqueue(comm, queued);  // held in its queue slot: no storage to allocate or hand over
       return;
     }
     runBlockingWork(comm, 1, [&](size_t) { return op; });  // the common blocking call

@@ -21,10 +21,13 @@ class HostStream {
   HostStream(const HostStream&) = delete;
   HostStream& operator=(const HostStream&) = delete;
 
-  // Appends one launch (one group, or one call): its works run together once everything before is done. The
-  // launch is swapped into a slot of the stream's queue, and `works` comes back holding a launch that has run
-  // (or nothing), with its vectors' capacity: a caller that refills it enqueues without allocating.
+  // Appends one launch (a group): its works run together once everything before is done. The launch is swapped
+  // into a slot of the stream's queue, and `works` comes back holding a launch that has run (or nothing), with
+  // its vectors' capacity: a caller that refills it enqueues without allocating.
   void enqueue(std::vector<CommWork>& works);
+  // Appends one operation of `comm` (a call outside a group, the common case), already counted (opEnqueued) and
+  // recorded: it is kept in the slot itself, so that no queue depth makes an enqueue allocate.
+  void enqueue(Comm* comm, const coll::CollOp& op);
   // Waits until the queue is empty; returns and clears the first failure since the last report (base/error.h:
   // the caller raises it).
   Failure synchronize();
@@ -45,9 +48,21 @@ class HostStream {
   std::mutex mu_;
   std::condition_variable workCv_;
   std::condition_variable idleCv_;
-  // The queued launches: a ring of slots [head_, head_ + queued_) modulo its size. Slots keep the storage of the
-  // launches they held, and enqueue and runFront swap launches in and out, so a warm stream allocates nothing.
-  std::vector<std::vector<CommWork>> ring_;
+  // One queued launch: a single operation of one communicator held in place (comm set), or a group's launch.
+  struct Slot {
+    Comm* comm = nullptr;
+    coll::CollOp op;
+    std::vector<CommWork> works;  // a group's launch (comm == nullptr)
+  };
+  // Appends a slot (the lock held) and returns it, doubling the ring when it is full.
+  Slot& push();
+  // Counts the slot push() returned, once filled (the lock held); true when the stream's thread must be woken.
+  bool published();
+  // The queued launches: a ring of slots [head_, head_ + queued_) modulo its size. A single operation is copied
+  // into its slot; a group's launch is swapped in, and its caller gets a spare launch's storage back. Either way a
+  // warm stream allocates nothing.
+  std::vector<Slot> ring_;
+  std::vector<std::vector<CommWork>> spares_;  // storage of group launches that ran, for the next callers
   size_t head_ = 0;
   std::vector<CommWork> runningWorks_;  // the launch being run (one at a time)
   std::atomic<int> pending_{0};         // launches enqueued and not finished (changed under mu_, read without)
