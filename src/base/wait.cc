@@ -41,12 +41,21 @@ WaitBudget waitBudget(const WaitContext& ctx) {
 }
 
 Waiter::Waiter(const WaitContext& ctx) : ctx_(ctx) {
-  startNs_ = nowNs();
-  lastCheckNs_ = startNs_;
+  // The clock is read at the wait's first look at it (started()), not here: most waits end before that, and a
+  // send/recv pair of 8 bytes constructed or reset its waiters three times per call, each a clock read.
+  startNs_ = 0;
+  lastCheckNs_ = 0;
   const WaitBudget budget = waitBudget(ctx);
   spinNs_ = budget.spinNs;
   yieldNs_ = budget.yieldNs;
   phase_ = firstPhase();
+}
+
+bool Waiter::started(uint64_t now) {
+  if (startNs_ != 0) return false;
+  startNs_ = now;
+  if (lastCheckNs_ == 0) lastCheckNs_ = now;
+  return true;
 }
 
 int Waiter::firstPhase() const {
@@ -57,7 +66,7 @@ int Waiter::firstPhase() const {
 }
 
 void Waiter::reset() {
-  startNs_ = nowNs();
+  startNs_ = 0;
   iter_ = 0;
   phase_ = firstPhase();
 }
@@ -73,11 +82,12 @@ void Waiter::pauseAny(const FutexWord* words, int n) {
   if (phase_ == 0) {
     cpuRelax();
     if ((iter_ & 63) != 0) return;
-    uint64_t now = nowNs();
-    if (now - startNs_ < spinNs_) return;
+    const uint64_t now = nowNs();
+    if (started(now) || now - startNs_ < spinNs_) return;
     phase_ = 1;
   }
-  uint64_t now = nowNs();
+  const uint64_t now = nowNs();
+  started(now);
   if (phase_ == 1) {
     sched_yield();
     // Yield before sleeping: with more ranks than cores the peer we wait for often needs exactly our core.

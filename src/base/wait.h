@@ -69,14 +69,16 @@ class Waiter {
 
  private:
   const WaitContext& ctx_;
-  uint64_t startNs_;
-  uint64_t lastCheckNs_;
+  uint64_t startNs_;      // when the wait (or the part since the last reset) began; 0 until the clock is first read
+  uint64_t lastCheckNs_;  // the last liveness check; 0 until the clock is first read
   uint64_t spinNs_;
   uint64_t yieldNs_;
   uint32_t iter_ = 0;
   int phase_ = 0;  // 0 spin, 1 yield, 2 sleep
 
   int firstPhase() const;  // where a wait starts: the spin, or the yield without a spin budget
+  // Takes `now` as the start if the wait has not read the clock yet; true when it did so.
+  bool started(uint64_t now);
 };
 
 // Monotonic nanoseconds.
