@@ -152,7 +152,9 @@ void launch(const std::vector<PendingCall>& allCalls) {
   for (size_t i = 0; i < nStreams; ++i) {
     StreamLaunch& l = byStream[i];
     l.works.resize(l.n);
-    if (l.stream != nullptr) {
+    if (l.stream != nullptr && l.n == 1 && l.works[0].ops.size() <= HostStream::kInlineOps) {
+      l.stream->enqueue(l.works[0].comm, l.works[0].ops.data(), l.works[0].ops.size());  // a send/recv pair, say
+    } else if (l.stream != nullptr) {
       l.stream->enqueue(l.works);
     } else {
       blocking = &l;
@@ -182,7 +184,7 @@ void submit(Comm* comm, CallStream stream, const coll::CollOp& op) {
       coll::CollOp queued = op;
       comm->opEnqueued();
       recordQueued(comm, &queued);
-      stream.host->enqueue(comm, queued);  // held in its queue slot: no storage to allocate or hand over
+      stream.host->enqueue(comm, &queued, 1);  // held in its queue slot: no storage to allocate or hand over
       return;
     }
     runBlockingWork(comm, 1, [&](size_t) { return op; });  // the common blocking call

@@ -54,9 +54,9 @@ std::vector<std::vector<CommWork>> preparedSpares() {
   return spares;
 }
 
-// Slots a new stream's queue starts with (128 bytes each, written here): a loop that queues up to this many launches
-// before it synchronizes never grows the ring. Growing it as the first deep queue filled it cost that loop its new
-// memory's first touch: 1000 all-reduces of 8 bytes queued at once (2 ranks, all_reduce_perf -n 1000) ran 0.1 us
+// Slots a new stream's queue starts with (about 230 bytes each, written here): a loop that queues up to this many
+// launches before it synchronizes never grows the ring. Growing it as the first deep queue filled it cost that loop its
+// new memory's first touch: 1000 all-reduces of 8 bytes queued at once (2 ranks, all_reduce_perf -n 1000) ran 0.1 us
 // slower per operation in the first timed loop than in the next ones (the enqueue loop alone: 0.17 against
 // 0.06-0.07 us per call), however long the warm-up before it.
 constexpr size_t kInitialSlots = 1024;
@@ -113,13 +113,15 @@ void HostStream::enqueue(std::vector<CommWork>& works) {
   if (wake) workCv_.notify_one();
 }
 
-void HostStream::enqueue(Comm* comm, const coll::CollOp& op) {
+void HostStream::enqueue(Comm* comm, const coll::CollOp* ops, size_t n) {
+  CHORUS_ENFORCE(n >= 1 && n <= kInlineOps, "a launch of ", n, " operations held in a queue slot");
   bool wake;
   {
     std::lock_guard<std::mutex> lock(mu_);
     Slot& slot = push();
     slot.comm = comm;
-    slot.op = op;
+    slot.nops = static_cast<uint32_t>(n);
+    std::copy(ops, ops + n, slot.ops);
     wake = published();
   }
   if (wake) workCv_.notify_one();
@@ -129,11 +131,10 @@ bool HostStream::runFront(std::unique_lock<std::mutex>& lock) {
   if (running_ || queued_.load(std::memory_order_relaxed) == 0) return false;
   Slot& slot = ring_[head_];
   if (slot.comm != nullptr) {
-    // A single operation: into the running launch's first work, whose storage stays (one work of a few ops).
+    // Into the running launch's first work, whose storage stays (one work of a few operations).
     runningWorks_.resize(1);
     runningWorks_[0].comm = slot.comm;
-    runningWorks_[0].ops.clear();
-    runningWorks_[0].ops.push_back(slot.op);
+    runningWorks_[0].ops.assign(slot.ops, slot.ops + slot.nops);
     slot.comm = nullptr;
   } else {
     runningWorks_.swap(slot.works);

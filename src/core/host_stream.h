@@ -25,9 +25,12 @@ class HostStream {
   // into a slot of the stream's queue, and `works` comes back holding a launch that has run (or nothing), with
   // its vectors' capacity: a caller that refills it enqueues without allocating.
   void enqueue(std::vector<CommWork>& works);
-  // Appends one operation of `comm` (a call outside a group, the common case), already counted (opEnqueued) and
-  // recorded: it is kept in the slot itself, so that no queue depth makes an enqueue allocate.
-  void enqueue(Comm* comm, const coll::CollOp& op);
+  // The most operations a launch of one communicator can have to be held in its queue slot.
+  static constexpr size_t kInlineOps = 2;
+  // Appends a launch of n <= kInlineOps operations of `comm` (a call outside a group, or a group's send and
+  // receive: the common cases), already counted (opEnqueued) and recorded: they are kept in the slot itself, so
+  // that no queue depth makes an enqueue allocate.
+  void enqueue(Comm* comm, const coll::CollOp* ops, size_t n);
   // Waits until the queue is empty; returns and clears the first failure since the last report (base/error.h:
   // the caller raises it).
   Failure synchronize();
@@ -48,19 +51,20 @@ class HostStream {
   std::mutex mu_;
   std::condition_variable workCv_;
   std::condition_variable idleCv_;
-  // One queued launch: a single operation of one communicator held in place (comm set), or a group's launch.
+  // One queued launch: a few operations of one communicator held in place (comm set), or a group's launch.
   struct Slot {
-    Comm* comm = nullptr;
-    coll::CollOp op;
-    std::vector<CommWork> works;  // a group's launch (comm == nullptr)
+    Comm* comm = nullptr;  // set: the launch is ops[0, nops) of comm
+    uint32_t nops = 0;
+    coll::CollOp ops[kInlineOps];
+    std::vector<CommWork> works;  // otherwise a group's launch
   };
   // Appends a slot (the lock held) and returns it, doubling the ring when it is full.
   Slot& push();
   // Counts the slot push() returned, once filled (the lock held); true when the stream's thread must be woken.
   bool published();
-  // The queued launches: a ring of slots [head_, head_ + queued_) modulo its size. A single operation is copied
-  // into its slot; a group's launch is swapped in, and its caller gets a spare launch's storage back. Either way a
-  // warm stream allocates nothing.
+  // The queued launches: a ring of slots [head_, head_ + queued_) modulo its size. A launch of a few operations
+  // is copied into its slot; a group's launch is swapped in, and its caller gets a spare launch's storage back. Either
+  // way a warm stream allocates nothing.
   std::vector<Slot> ring_;
   std::vector<std::vector<CommWork>> spares_;  // storage of group launches that ran, for the next callers
   size_t head_ = 0;
