@@ -93,7 +93,11 @@ HostStream::Slot& HostStream::push() {
 bool HostStream::published() {
   queued_.fetch_add(1, std::memory_order_release);
   pending_.fetch_add(1, std::memory_order_relaxed);
-  return workerWaiting_;
+  // One wake-up per sleep: the enqueues that follow before the thread is back on the lock would each pay a futex
+  // call for nothing.
+  const bool wake = workerWaiting_;
+  workerWaiting_ = false;
+  return wake;
 }
 
 void HostStream::enqueue(std::vector<CommWork>& works) {
