@@ -22,8 +22,9 @@ class HostStream {
   HostStream& operator=(const HostStream&) = delete;
 
   // Appends one launch (a group): its works run together once everything before is done. The launch is swapped
-  // into a slot of the stream's queue, and `works` comes back holding a launch that has run (or nothing), with
-  // its vectors' capacity: a caller that refills it enqueues without allocating.
+  // into a slot of the stream's queue, and `works` comes back holding the storage of a launch that has run (or
+  // nothing, when more group launches are queued than the stream keeps spares for), with its vectors' capacity: a
+  // caller that refills it enqueues without allocating.
   void enqueue(std::vector<CommWork>& works);
   // The most operations a launch of one communicator can have to be held in its queue slot.
   static constexpr size_t kInlineOps = 2;
@@ -72,7 +73,7 @@ class HostStream {
   std::atomic<int> pending_{0};         // launches enqueued and not finished (changed under mu_, read without)
   std::atomic<int> queued_{0};          // launches in ring_ (changed under mu_, read without)
   bool running_ = false;                // a thread is executing a launch
-  bool workerWaiting_ = false;          // the stream's thread sleeps on workCv_
+  bool workerWaiting_ = false;          // the stream's thread sleeps on workCv_, and no enqueue has woken it yet
   bool stop_ = false;
   Failure firstError_;
   std::thread thread_;
