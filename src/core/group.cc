@@ -42,8 +42,10 @@ struct GroupState {
 
 thread_local GroupState group;
 
-// Gives a host operation its flight-recorder number as it is queued.
-void recordQueued(Comm* comm, coll::CollOp* op) {
+// Counts a host operation as queued on its communicator (finalize and destroy wait for it) and gives it its
+// flight-recorder number.
+void markQueued(Comm* comm, coll::CollOp* op) {
+  comm->opEnqueued();
   if (FlightRecorder* fr = comm->recorder(); fr != nullptr && fr->enabled()) op->recordSeq = fr->queued(*op);
 }
 
@@ -57,8 +59,7 @@ void fillOneWork(std::vector<CommWork>& launch, Comm* comm, size_t n, OpAt opAt)
   w.ops.clear();
   for (size_t i = 0; i < n; ++i) {
     w.ops.push_back(opAt(i));
-    comm->opEnqueued();
-    recordQueued(comm, &w.ops.back());
+    markQueued(comm, &w.ops.back());
   }
 }
 
@@ -145,8 +146,7 @@ void launch(const std::vector<PendingCall>& allCalls) {
     }
     CommWork& w = l->workOf(c.comm);
     w.ops.push_back(c.op);
-    c.comm->opEnqueued();
-    recordQueued(c.comm, &w.ops.back());
+    markQueued(c.comm, &w.ops.back());
   }
   StreamLaunch* blocking = nullptr;
   for (size_t i = 0; i < nStreams; ++i) {
@@ -182,8 +182,7 @@ void submit(Comm* comm, CallStream stream, const coll::CollOp& op) {
     // per-stream sorting to do.
     if (stream.host != nullptr) {
       coll::CollOp queued = op;
-      comm->opEnqueued();
-      recordQueued(comm, &queued);
+      markQueued(comm, &queued);
       stream.host->enqueue(comm, &queued, 1);  // held in its queue slot: no storage to allocate or hand over
       return;
     }
