@@ -54,12 +54,14 @@ std::vector<std::vector<CommWork>> preparedSpares() {
   return spares;
 }
 
-// Slots a new stream's queue starts with (about 230 bytes each, written here): a loop that queues up to this many
-// launches before it synchronizes never grows the ring. Growing it as the first deep queue filled it cost that loop its
-// new memory's first touch: 1000 all-reduces of 8 bytes queued at once (2 ranks, all_reduce_perf -n 1000) ran 0.1 us
-// slower per operation in the first timed loop than in the next ones (the enqueue loop alone: 0.17 against
-// 0.06-0.07 us per call), however long the warm-up before it.
-constexpr size_t kInitialSlots = 1024;
+// Slots a new stream's queue starts with (about 230 bytes each, written here: a new stream holds about 0.9 MB, and
+// chorusStreamCreate takes about 0.4 ms): a loop that queues up to this many launches before it synchronizes never
+// grows the ring. Growing it as the first deep queue filled it cost that loop its new memory's first touch: with 1024
+// slots, 4000 all-reduces of 8 bytes queued at once (2 ranks, all_reduce_perf -n 4000) ran 0.39-0.41 us per
+// operation in the first timed loop against 0.22-0.24 in the next ones, however long the warm-up before it (and
+// 0.1 us slower already at -n 1000 with 64 slots). Holding the enqueuer back instead, until the stream's thread had
+// freed half the ring, kept the ring small but now and then slowed the whole loop tenfold (docs/performance.md).
+constexpr size_t kInitialSlots = 4096;
 
 }  // namespace
 

@@ -4,10 +4,12 @@
 // order and to self, nesting, the first error returned by chorusGroupEnd).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "chorus/chorus.h"
@@ -89,6 +91,19 @@ TEST(CollApi, BadArgumentsAreRejectedAndTheCommunicatorStaysUsable) {
   destroyAll(comms);
 }
 
+// Queues out.size() max-all-reduces of one int64 on s, each reading the previous one's result, so that issue order is
+// checked and not just completion; the first reads in[0]. False (the test failed) when a call is refused.
+bool queueChain(chorusComm_t comm, chorusStream_t s, const std::vector<int64_t>& in, std::vector<int64_t>& out) {
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t* src = i == 0 ? &in[0] : &out[i - 1];
+    if (chorusAllReduce(src, &out[i], 1, chorusInt64, chorusMax, comm, s) != chorusSuccess) {
+      ADD_FAILURE() << "operation " << i << ": " << chorusGetLastError(comm);
+      return false;
+    }
+  }
+  return true;
+}
+
 TEST(CollApi, ThousandOperationsOnOneStream) {
   const int n = 3, ops = 1000;
   auto comms = makeComms(n);
@@ -96,15 +111,31 @@ TEST(CollApi, ThousandOperationsOnOneStream) {
     chorusStream_t s;
     ASSERT_EQ(chorusStreamCreate(&s), chorusSuccess);
     std::vector<int64_t> in(ops), out(ops, -1);
-    for (int i = 0; i < ops; ++i) {
-      in[i] = static_cast<int64_t>(r) * 1000 + i;
-      // Each operation reads the previous one's result: issue order is checked, not just completion.
-      const int64_t* src = i == 0 ? &in[0] : &out[i - 1];
-      ASSERT_EQ(chorusAllReduce(src, &out[i], 1, chorusInt64, chorusMax, comms[r], s), chorusSuccess);
-    }
+    for (int i = 0; i < ops; ++i) in[i] = static_cast<int64_t>(r) * 1000 + i;
+    ASSERT_TRUE(queueChain(comms[r], s, in, out));
     EXPECT_EQ(chorusStreamSynchronize(s), chorusSuccess) << chorusGetLastError(comms[r]);
     EXPECT_EQ(chorusStreamQuery(s), chorusSuccess);
     for (int i = 0; i < ops; ++i) EXPECT_EQ(out[i], (n - 1) * 1000) << "operation " << i;
+    EXPECT_EQ(chorusStreamDestroy(s), chorusSuccess);
+  });
+  destroyAll(comms);
+}
+
+// Rank 0 queues more launches than a new stream's queue holds (4096 slots) while its first one cannot run (rank 1
+// has not called yet), so the queue grows with launches in it: they all still run, in order.
+TEST(CollApi, QueueDeeperThanANewStreamHoldsGrowsAndKeepsOrder) {
+  const int n = 2, ops = 5000;
+  auto comms = makeComms(n);
+  std::atomic<bool> rank0Queued{false};
+  onThreads(n, [&](int r) {
+    while (r == 1 && !rank0Queued.load()) std::this_thread::yield();
+    chorusStream_t s;
+    std::vector<int64_t> in(ops, r), out(ops, -1);
+    const bool queued = chorusStreamCreate(&s) == chorusSuccess && queueChain(comms[r], s, in, out);
+    rank0Queued.store(true);  // after a failure too: rank 1 must not wait for ever
+    ASSERT_TRUE(queued);
+    EXPECT_EQ(chorusStreamSynchronize(s), chorusSuccess) << chorusGetLastError(comms[r]);
+    for (int i = 0; i < ops; ++i) ASSERT_EQ(out[i], n - 1) << "operation " << i;
     EXPECT_EQ(chorusStreamDestroy(s), chorusSuccess);
   });
   destroyAll(comms);
