@@ -1,9 +1,11 @@
 // C API: memory peers can reach (chorusMemAlloc), buffer registration and windows.
 //
 // On host ranks chorusMemAlloc returns memory in a named POSIX shared-memory segment, so that a peer on the
-// same host can map it by name; registration records a user buffer with the communicator. The host data
-// path does not take zero-copy shortcuts through either yet: both are accepted and kept so that programs
-// written for NCCL (nccl-tests -R, PyTorch's allocator hooks) run unchanged. Windows are registrations that
+// same host can map it by name (base/shared_alloc.h): a point-to-point transfer (send/recv, all-to-all, gather,
+// scatter) of 64 KiB or more from such a buffer to a peer that waits for it is read by the peer straight from it, one
+// copy. Registration records a user buffer with the communicator and takes no shortcut (a peer cannot map arbitrary
+// memory); it is accepted and kept so that programs written for NCCL (nccl-tests -R, PyTorch's allocator hooks) run
+// unchanged. Windows are registrations that
 // every rank makes together, checked across ranks (flags, and for symmetric windows size and alignment);
 // Chorus has no one-sided operations (NCCL's are in its device API), so nothing reads a peer's window.
 #include <cstdint>
@@ -13,6 +15,7 @@
 #include <set>
 #include <vector>
 
+#include "base/shared_alloc.h"
 #include "base/shm.h"
 #include "chorus/chorus.h"
 #include "core/api_guard.h"
@@ -65,6 +68,7 @@ chorusResult_t chorusMemAlloc(void** ptr, size_t size) {
     CHORUS_CHECK_ARG(size > 0, "size must be > 0");
     auto seg = std::make_unique<chorus::ShmSegment>(chorus::ShmSegment::create("mem", size));
     void* p = seg->data();
+    chorus::registerSharedAlloc(p, size, seg->name());
     std::lock_guard<std::mutex> lock(memMu);
     allocations()[p] = std::move(seg);
     *ptr = p;
@@ -78,6 +82,7 @@ chorusResult_t chorusMemFree(void* ptr) {
     std::lock_guard<std::mutex> lock(memMu);
     auto it = allocations().find(ptr);
     CHORUS_CHECK_ARG(it != allocations().end(), "ptr ", ptr, " was not returned by chorusMemAlloc");
+    chorus::unregisterSharedAlloc(ptr);
     allocations().erase(it);
     return chorusSuccess;
   });

@@ -19,6 +19,7 @@
 
 #include "base/error.h"
 #include "base/futex.h"
+#include "base/shm.h"
 #include "base/wait_observer.h"
 #include "transport/cma.h"
 
@@ -231,7 +232,16 @@ void SendConnection::postRemote(const void* data, size_t bytes, uint32_t tag) {
   CHORUS_ENFORCE(remoteRefs_ && bytes > 0 && bytes <= kMaxRemoteRefBytes && fifo_->slotBytes >= sizeof(RemoteRef),
                  what_, ": a remote reference of ", bytes, " bytes cannot be posted here");
   const uint32_t t = fifo_->tail.load(std::memory_order_relaxed);
-  RemoteRef ref{reinterpret_cast<uintptr_t>(data), bytes, static_cast<int64_t>(getpid())};
+  RemoteRef ref{};
+  ref.addr = reinterpret_cast<uintptr_t>(data);
+  ref.bytes = bytes;
+  ref.pid = static_cast<int64_t>(getpid());
+  SharedAlloc alloc;
+  if (findSharedAlloc(data, bytes, &alloc)) {
+    ref.allocBase = alloc.base;
+    ref.allocBytes = alloc.bytes;
+    memcpy(ref.allocName, alloc.name, sizeof(ref.allocName));
+  }
   memcpy(fifoSlot(fifo_, t), &ref, sizeof(ref));
   publish(slotWord(bytes, tag) | kSlotRemoteRef);
 }
@@ -313,6 +323,19 @@ void RecvConnection::readRemote(const void* slot, size_t offset, void* dst, size
   if (remotePid_ == 0 || ref.pid != remotePid_ || offset > ref.bytes || bytes > ref.bytes - offset) {
     CHORUS_THROW(Status::kRemoteError, what_, ": received a remote reference (pid ", ref.pid, ", ", ref.bytes,
                  " bytes) that this connection cannot take (", bytes, " bytes at offset ", offset, " wanted)");
+  }
+  if (ref.allocName[0] != '\0') {
+    // From the producer's allocation, mapped here: checked to lie inside it, so that a bad reference fails, never
+    // faults.
+    const uint64_t at = ref.addr + offset;
+    if (at < ref.allocBase || at - ref.allocBase > ref.allocBytes || bytes > ref.allocBytes - (at - ref.allocBase)) {
+      CHORUS_THROW(Status::kRemoteError, what_, ": received a remote reference outside the allocation it names (",
+                   bytes, " bytes at ", at - ref.allocBase, " of ", ref.allocBytes, ")");
+    }
+    const std::shared_ptr<const ShmSegment> alloc = mapPeerAlloc(ref.allocName, ref.allocBytes);
+    memcpy(dst, static_cast<const char*>(alloc->data()) + (at - ref.allocBase), bytes);
+    notePeerAllocRead();
+    return;
   }
   // Through the kernel even from this process (ranks as threads over shm): a bad reference fails, never faults.
   const void* src = reinterpret_cast<const char*>(static_cast<uintptr_t>(ref.addr)) + offset;

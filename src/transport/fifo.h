@@ -17,7 +17,9 @@
 // host, Cross Memory Attach, cma.h), a producer whose data already lies in its own memory may publish a
 // RemoteRef in the slot instead of the data: the slot's size word carries kSlotRemoteRef and the bytes the
 // reference covers, and the consumer copies them straight from the producer's memory into their destination.
-// The producer must keep that memory unchanged until the consumer has freed the slot (drain() waits for it).
+// The producer must keep that memory unchanged until the consumer has freed the slot (drain() waits for it). Where the
+// bytes lie in memory the producer allocated for its peers (chorusMemAlloc, base/shared_alloc.h), the reference names
+// that allocation too, and the consumer maps it and copies with memcpy instead of through the kernel.
 //
 // A point-to-point receiver that waits for a transfer says so (RecvConnection::announceReceiving): both ends number
 // the transfers on the connection that do not travel in the mailbox, the consumer stores the number of the one it waits
@@ -43,6 +45,7 @@
 #include <functional>
 #include <string>
 
+#include "base/shared_alloc.h"
 #include "base/wait.h"
 #include "transport/connection.h"
 #include "transport/fifo_geometry.h"
@@ -124,11 +127,16 @@ inline bool isRemoteRef(uint64_t word) {
 // The most bytes one RemoteRef covers (the size word's 31 bits).
 constexpr size_t kMaxRemoteRefBytes = size_t{1} << 30;
 
-// What a slot flagged kSlotRemoteRef holds: where the bytes are in the producer's process.
+// What a slot flagged kSlotRemoteRef holds: where the bytes are in the producer's process, and, where they lie in
+// memory the producer allocated for its peers to map (chorusMemAlloc, base/shared_alloc.h), that allocation: the
+// consumer then maps it and copies with memcpy instead of the kernel's Cross Memory Attach.
 struct RemoteRef {
-  uint64_t addr;   // in the producer's address space
-  uint64_t bytes;  // equal to the size word's bytes
-  int64_t pid;     // the producer (checked by the consumer against the process it connected to)
+  uint64_t addr;                          // in the producer's address space
+  uint64_t bytes;                         // equal to the size word's bytes
+  int64_t pid;                            // the producer (checked by the consumer against the process it connected to)
+  uint64_t allocBase;                     // the allocation holding [addr, addr + bytes), in the producer (0: none)
+  uint64_t allocBytes;                    // its size
+  char allocName[kSharedAllocNameBytes];  // its segment's name, NUL-terminated (empty: none)
 };
 
 // Checks the far end of a connection; throws chorus::Error (chorusRemoteError) when it is gone. Transports

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -163,6 +164,78 @@ const bool kInPlace = registerChild("in_place_ring", [](int rank, int nranks, co
   });
 });
 
+// A buffer from chorusMemAlloc, freed when it goes: peers on the host map such memory and read it straight from here
+// (base/shared_alloc.h), by default from 64 KiB whether or not this machine's CMA reads are fast.
+struct SharedBuffer {
+  explicit SharedBuffer(size_t count) : count(count) {
+    if (chorusMemAlloc(reinterpret_cast<void**>(&data), std::max<size_t>(count, 1) * sizeof(int32_t)) !=
+        chorusSuccess) {
+      data = nullptr;
+    }
+  }
+  ~SharedBuffer() { chorusMemFree(data); }
+  SharedBuffer(const SharedBuffer&) = delete;
+  SharedBuffer& operator=(const SharedBuffer&) = delete;
+  std::vector<int32_t> copy() const { return std::vector<int32_t>(data, data + count); }
+  int32_t* data = nullptr;
+  size_t count;
+};
+
+// The group ring, sending from and receiving into chorusMemAlloc buffers.
+const bool kGroupRingShared =
+    registerChild("group_ring_shared", [](int rank, int nranks, const std::vector<std::string>&) {
+      return eachCount(rank, nranks, mixedCounts(), [](const Round& r, size_t* wrong) {
+        SharedBuffer out(r.count), in(r.count);
+        if (out.data == nullptr || in.data == nullptr) return ok(chorusInternalError, r.comm, r.rank, "chorusMemAlloc");
+        const std::vector<int32_t> want = pattern(r.rank, r.number, r.count);
+        std::copy(want.begin(), want.end(), out.data);
+        std::fill(in.data, in.data + r.count, -1);
+        if (!groupExchange(r, out.data, in.data, r.count)) return false;
+        *wrong += wrongElements(in.copy(), r.prev, r.number, r.rank);
+        return true;
+      });
+    });
+
+// All-to-all out of chorusMemAlloc buffers, out of place (the blocks to peers may go by reference) and in place (they
+// never do): block counts on both sides of 64 KiB.
+const bool kAllToAllShared =
+    registerChild("alltoall_shared", [](int rank, int nranks, const std::vector<std::string>&) {
+      const std::vector<size_t> counts = {1, 16383, 16384, 16385, 65536 + 7, 300001, 16384};
+      return eachCount(rank, nranks, counts, [nranks](const Round& r, size_t* wrong) {
+        const size_t total = r.count * nranks;
+        SharedBuffer send(total), recv(total);
+        if (send.data == nullptr || recv.data == nullptr)
+          return ok(chorusInternalError, r.comm, r.rank, "chorusMemAlloc");
+        // Block p of rank r's input is pattern(r, round * nranks + p): what rank p must find in block r of its output.
+        auto fillBlocks = [&](int32_t* buf) {
+          for (int p = 0; p < nranks; ++p) {
+            const std::vector<int32_t> v = pattern(r.rank, r.number * nranks + p, r.count);
+            std::copy(v.begin(), v.end(), buf + p * r.count);
+          }
+        };
+        auto checkBlocks = [&](const int32_t* buf) {
+          for (int p = 0; p < nranks; ++p) {
+            *wrong += wrongElements(std::vector<int32_t>(buf + p * r.count, buf + (p + 1) * r.count), p,
+                                    r.number * nranks + r.rank, r.rank);
+          }
+        };
+        fillBlocks(send.data);
+        std::fill(recv.data, recv.data + total, -1);
+        if (!ok(chorusAlltoAll(send.data, recv.data, r.count, chorusInt32, r.comm, nullptr), r.comm, r.rank,
+                "chorusAlltoAll")) {
+          return false;
+        }
+        checkBlocks(recv.data);
+        fillBlocks(send.data);
+        if (!ok(chorusAlltoAll(send.data, send.data, r.count, chorusInt32, r.comm, nullptr), r.comm, r.rank,
+                "chorusAlltoAll in place")) {
+          return false;
+        }
+        checkBlocks(send.data);
+        return true;
+      });
+    });
+
 // By default references are taken only where this machine's CMA reads are fast (transport/cma.h,
 // cmaReadsFast): unless `env` says otherwise or `asMeasured` asks for that default, the cases run with the threshold
 // set to the default's 64 KiB, so that they cover references on every machine.
@@ -197,6 +270,17 @@ TEST(P2pSingleCopyProcs, GroupRingWithEveryTransferEligible) {
 // The same through the slots only: the numbering of transfers is not disturbed when no reference is taken.
 TEST(P2pSingleCopyProcs, GroupRingWithoutCma) {
   expectAllPass("group_ring", 2, {{"CHORUS_CMA_DISABLE", "1"}});
+}
+
+// Buffers from chorusMemAlloc: references by default (the peer maps the sender's buffer), whatever CMA costs here.
+TEST(P2pSingleCopyProcs, GroupRingFromSharedBuffers) {
+  expectAllPass("group_ring_shared", 2, {}, /*asMeasured=*/true);
+  expectAllPass("group_ring_shared", 3, {}, /*asMeasured=*/true);
+}
+
+TEST(P2pSingleCopyProcs, AllToAllFromSharedBuffers) {
+  expectAllPass("alltoall_shared", 2, {}, /*asMeasured=*/true);
+  expectAllPass("alltoall_shared", 3, {}, /*asMeasured=*/true);
 }
 
 TEST(P2pSingleCopyProcs, SendsThatFitTheFifoStillCompleteWithoutTheirReceiver) {

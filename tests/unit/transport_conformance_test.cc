@@ -9,6 +9,8 @@
 #include <thread>
 
 #include "base/process.h"
+#include "base/shared_alloc.h"
+#include "base/shm.h"
 #include "transport/cma.h"
 #include "transport_harness.h"
 
@@ -530,27 +532,96 @@ TEST_P(TransportTest, AnnouncedReceiveIsSeenForItsTransferOnly) {
   });
 }
 
+// A reference into memory the sender allocated for its peers to map (chorusMemAlloc's segments, base/shared_alloc.h) is
+// read through a mapping of that segment, not the kernel's copy: every byte arrives, read in pieces at offsets, and the
+// receiving process counts the reads it served that way.
+TEST_P(TransportTest, RemoteRefFromAMappedAllocation) {
+  run(2, [](Rank& r) {
+    constexpr size_t kBytes = (3 << 20) + 13;
+    auto ctx = waitFor(60000);
+    if (r.rank() == 1) {
+      auto recv = r.listenFrom(0, kSlots, kSlot);
+      const uint64_t before = peerAllocReads();
+      std::vector<char> buf(kBytes);
+      recvByRef(*recv, buf.data(), kBytes, ctx);
+      checkPattern(buf.data(), kBytes, 5);
+      const uint64_t reads = peerAllocReads() - before;
+      // References of two slots' worth, each read in three pieces (recvByRef).
+      const uint64_t expected = recv->takesRemoteRefs() ? 3 * ((kBytes + 2 * kSlot - 1) / (2 * kSlot)) : 0;
+      TCHECK(reads == expected, kindName(r.kind()), ": ", reads, " reads through a mapping, expected ", expected);
+      r.notify(0);
+      return;
+    }
+    auto send = r.connectTo(1, kSlots, kSlot);
+    ShmSegment seg = ShmSegment::create("mem", kBytes + 100);
+    registerSharedAlloc(seg.data(), seg.size(), seg.name());
+    char* data = static_cast<char*>(seg.data()) + 100;  // not at the allocation's start
+    fillPattern(data, kBytes, 5);
+    sendByRef(*send, data, kBytes, 2 * kSlot, ctx);
+    send->drain(ctx);
+    unregisterSharedAlloc(seg.data());
+    r.await(1);
+  });
+}
+
+// The receiving side of a case whose one reference must be refused: rank 1 peeks at the one slot rank 0 sends and, if
+// it holds a reference, hands it to `refuse` (once rank 0 notifies, when afterSenderNotifies); then frees the slot.
+void refuseOneRef(Rank& r, const WaitContext& ctx, bool afterSenderNotifies,
+                  const std::function<void(RecvConnection&, const void*)>& refuse) {
+  auto recv = r.listenFrom(0, kSlots, kSlot);
+  uint64_t word = 0;
+  const void* slot = recv->peekWord(&word, ctx);
+  if (isRemoteRef(word)) {
+    if (afterSenderNotifies) r.await(0);
+    refuse(*recv, slot);
+  }
+  recv->release();
+  r.notify(0);
+}
+
+// A reference into an allocation that its owner freed before the receiver read it (against the contract: the sender
+// must keep it until drained) fails on the receiver with chorusRemoteError, as a sender that exited does.
+TEST_P(TransportTest, RemoteRefToAFreedAllocationFails) {
+  run(2, [](Rank& r) {
+    auto ctx = waitFor(60000);
+    if (r.rank() == 1) {
+      refuseOneRef(r, ctx, /*afterSenderNotifies=*/true, [](RecvConnection& recv, const void* slot) {
+        char byte = 0;
+        std::string msg = expectError(Status::kRemoteError, [&] { recv.readRemote(slot, 0, &byte, 1); });
+        TCHECK(msg.find("freed") != std::string::npos, msg);
+      });
+      return;
+    }
+    auto send = r.connectTo(1, kSlots, kSlot);
+    {
+      ShmSegment seg = ShmSegment::create("mem", 4096);
+      registerSharedAlloc(seg.data(), seg.size(), seg.name());
+      send->acquire(ctx);
+      if (send->remoteRefs()) {
+        send->postRemote(seg.data(), 4096);
+      } else {
+        send->post(0);
+      }
+      unregisterSharedAlloc(seg.data());
+    }  // unmapped and unlinked here
+    if (send->remoteRefs()) r.notify(1);
+    r.await(1);
+  });
+}
+
 // A reference to memory the sender does not have fails on the receiver with chorusRemoteError (not a crash, not
 // garbage); so does one whose sender exited before it was read.
 TEST_P(TransportTest, RemoteRefToNothingFails) {
   run(2, [](Rank& r) {
     auto ctx = waitFor(60000);
     if (r.rank() == 1) {
-      auto recv = r.listenFrom(0, kSlots, kSlot);
-      uint64_t word = 0;
-      const void* slot = recv->peekWord(&word, ctx);
-      if (!isRemoteRef(word)) {
-        recv->release();
-        r.notify(0);
-        return;
-      }
-      char byte = 0;
-      std::string msg = expectError(Status::kRemoteError, [&] { recv->readRemote(slot, 0, &byte, 1); });
-      TCHECK(msg.find("rank 0 -> rank 1") != std::string::npos, msg);
-      // Reads outside the reference are refused before any memory is touched.
-      expectError(Status::kRemoteError, [&] { recv->readRemote(slot, 4096, &byte, 1); });
-      recv->release();
-      r.notify(0);
+      refuseOneRef(r, ctx, /*afterSenderNotifies=*/false, [](RecvConnection& recv, const void* slot) {
+        char byte = 0;
+        std::string msg = expectError(Status::kRemoteError, [&] { recv.readRemote(slot, 0, &byte, 1); });
+        TCHECK(msg.find("rank 0 -> rank 1") != std::string::npos, msg);
+        // Reads outside the reference are refused before any memory is touched.
+        expectError(Status::kRemoteError, [&] { recv.readRemote(slot, 4096, &byte, 1); });
+      });
       return;
     }
     auto send = r.connectTo(1, kSlots, kSlot);

@@ -6,6 +6,7 @@
 #include "base/byte_range.h"
 #include "base/error.h"
 #include "base/per_thread.h"
+#include "base/shared_alloc.h"
 #include "collectives/host/ref_ledger.h"
 #include "collectives/reduce/reduce.h"
 #include "collectives/tuning.h"
@@ -102,12 +103,17 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
       p.transfer = p.send->beginTransfer();
       if (!p.send->remoteRefs() || t.overlapsPeer) return;
       const bool always = useSingleCopy(CollType::kSend, t.bytes);
-      if (!always && !useSingleCopyToReceiver(t.bytes, p.send->receiverReadsFast())) return;
+      // The receiver reads fast where its CMA reads are fast, and always from memory it maps (chorusMemAlloc's).
+      SharedAlloc alloc;
+      const bool fast = p.send->receiverReadsFast() || findSharedAlloc(source(t, copies), t.bytes, &alloc);
+      if (!always && !useSingleCopyToReceiver(t.bytes, fast)) return;
       if (t.staged < 0 && overwrittenHere(plan, source(t, copies), t.bytes)) return;
       p.refs = always ? Progress::Refs::kAlways : Progress::Refs::kWhenReceiving;
     } else if (!p.line) {
       p.transfer = p.recv->beginTransfer();
-      if (p.recv->takesRemoteRefs() && useSingleCopyToReceiver(t.bytes, p.recv->readsFast())) {
+      // Announced as where this end reads fast: whether it does depends on where the sender's bytes lie (mapped
+      // memory is read fast everywhere), which the sender knows; an announcement only allows a reference.
+      if (p.recv->takesRemoteRefs() && useSingleCopyToReceiver(t.bytes, /*readsFast=*/true)) {
         p.recv->announceReceiving(p.transfer);
       }
     }
