@@ -83,13 +83,17 @@ bool findSharedAlloc(const void* p, size_t bytes, SharedAlloc* out) {
   return true;
 }
 
-std::shared_ptr<const ShmSegment> mapPeerAlloc(const char* name, size_t bytes) {
+std::shared_ptr<const ShmSegment> mapPeerAlloc(const char* name, size_t bytes, int64_t owner) {
   const size_t len = strnlen(name, kSharedAllocNameBytes);
-  if (len == kSharedAllocNameBytes || strncmp(name, kAllocPrefix, sizeof(kAllocPrefix) - 1) != 0) {
-    CHORUS_THROW(Status::kRemoteError, "a reference names shared memory that is not a chorusMemAlloc allocation (\"",
-                 std::string(name, len), "\")");
-  }
   const std::string key(name, len);
+  // base/shm.cc names a segment "/chorus-<prefix>-<pid>-...": the owner's pid follows the prefix.
+  const std::string ownerPrefix = kAllocPrefix + std::to_string(owner) + "-";
+  if (len == kSharedAllocNameBytes || key.rfind(ownerPrefix, 0) != 0) {
+    CHORUS_THROW(Status::kRemoteError,
+                 "a reference names shared memory that is not a chorusMemAlloc allocation of "
+                 "process ",
+                 owner, " (\"", key, "\")");
+  }
   PeerMappings& m = peerMappings();
   std::lock_guard<std::mutex> lock(m.mu);
   for (auto it = m.recent.begin(); it != m.recent.end(); ++it) {

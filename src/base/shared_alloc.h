@@ -32,11 +32,11 @@ void unregisterSharedAlloc(const void* base);
 // registered (one atomic load).
 bool findSharedAlloc(const void* p, size_t bytes, SharedAlloc* out);
 
-// The segment `name` of a peer on this host, mapped into this process (at least `bytes` long). Mappings are kept for
-// the next reads (the least recently used dropped beyond a few), and the one returned stays mapped while the caller
-// holds it. Throws chorusRemoteError for a name that is not an allocation's, or one that cannot be opened (its owner
-// freed it or exited).
-std::shared_ptr<const ShmSegment> mapPeerAlloc(const char* name, size_t bytes);
+// The segment `name` of process `owner`, a peer on this host, mapped into this process (at least `bytes` long).
+// Mappings are kept for the next reads (the least recently used dropped beyond a few), and the one returned stays
+// mapped while the caller holds it. Throws chorusRemoteError for a name that is not an allocation of `owner`'s, or one
+// that cannot be opened (its owner freed it or exited).
+std::shared_ptr<const ShmSegment> mapPeerAlloc(const char* name, size_t bytes, int64_t owner);
 // How many reads mapPeerAlloc has served in this process (for tests: that the mapped path was taken).
 uint64_t peerAllocReads();
 // Counts one read through a mapping (the caller's copy).

@@ -5,9 +5,9 @@
 // scatter) of 64 KiB or more from such a buffer to a peer that waits for it is read by the peer straight from it, one
 // copy. Registration records a user buffer with the communicator and takes no shortcut (a peer cannot map arbitrary
 // memory); it is accepted and kept so that programs written for NCCL (nccl-tests -R, PyTorch's allocator hooks) run
-// unchanged. Windows are registrations that
-// every rank makes together, checked across ranks (flags, and for symmetric windows size and alignment);
-// Chorus has no one-sided operations (NCCL's are in its device API), so nothing reads a peer's window.
+// unchanged. Windows are registrations that every rank makes together, checked across ranks (flags, and for
+// symmetric windows size and alignment); Chorus has no one-sided operations (NCCL's are in its device API), so nothing
+// reads a peer's window.
 #include <cstdint>
 #include <map>
 #include <memory>

@@ -332,7 +332,7 @@ void RecvConnection::readRemote(const void* slot, size_t offset, void* dst, size
       CHORUS_THROW(Status::kRemoteError, what_, ": received a remote reference outside the allocation it names (",
                    bytes, " bytes at ", at - ref.allocBase, " of ", ref.allocBytes, ")");
     }
-    const std::shared_ptr<const ShmSegment> alloc = mapPeerAlloc(ref.allocName, ref.allocBytes);
+    const std::shared_ptr<const ShmSegment> alloc = mapPeerAlloc(ref.allocName, ref.allocBytes, ref.pid);
     memcpy(dst, static_cast<const char*>(alloc->data()) + (at - ref.allocBase), bytes);
     notePeerAllocRead();
     return;
