@@ -103,9 +103,11 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
       p.transfer = p.send->beginTransfer();
       if (!p.send->remoteRefs() || t.overlapsPeer) return;
       const bool always = useSingleCopy(CollType::kSend, t.bytes);
-      // The receiver reads fast where its CMA reads are fast, and always from memory it maps (chorusMemAlloc's).
+      // The receiver reads fast where its CMA reads are fast, and always from memory it maps (chorusMemAlloc's; looked
+      // up only for a transfer that a fast reader would take by reference).
       SharedAlloc alloc;
-      const bool fast = p.send->receiverReadsFast() || findSharedAlloc(source(t, copies), t.bytes, &alloc);
+      const bool fast = p.send->receiverReadsFast() || (useSingleCopyToReceiver(t.bytes, /*readsFast=*/true) &&
+                                                        findSharedAlloc(source(t, copies), t.bytes, &alloc));
       if (!always && !useSingleCopyToReceiver(t.bytes, fast)) return;
       if (t.staged < 0 && overwrittenHere(plan, source(t, copies), t.bytes)) return;
       p.refs = always ? Progress::Refs::kAlways : Progress::Refs::kWhenReceiving;
