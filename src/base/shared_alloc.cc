@@ -79,7 +79,7 @@ bool findSharedAlloc(const void* p, size_t bytes, SharedAlloc* out) {
   --it;
   const SharedAlloc& a = it->second;
   if (at - a.base > a.bytes || bytes > a.bytes - (at - a.base)) return false;
-  *out = a;
+  if (out != nullptr) *out = a;
   return true;
 }
 

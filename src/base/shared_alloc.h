@@ -28,9 +28,9 @@ struct SharedAlloc {
 // unregisterSharedAlloc(base).
 void registerSharedAlloc(const void* base, size_t bytes, const std::string& name);
 void unregisterSharedAlloc(const void* base);
-// Whether [p, p + bytes) lies inside one registered allocation; if so, fills *out with it. Cheap when nothing is
-// registered (one atomic load).
-bool findSharedAlloc(const void* p, size_t bytes, SharedAlloc* out);
+// Whether [p, p + bytes) lies inside one registered allocation; if so, fills *out with it (out may be null). Cheap
+// when nothing is registered (one atomic load).
+bool findSharedAlloc(const void* p, size_t bytes, SharedAlloc* out = nullptr);
 
 // The segment `name` of process `owner`, a peer on this host, mapped into this process (at least `bytes` long).
 // Mappings are kept for the next reads (the least recently used dropped beyond a few), and the one returned stays

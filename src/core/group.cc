@@ -152,12 +152,12 @@ void launch(const std::vector<PendingCall>& allCalls) {
   for (size_t i = 0; i < nStreams; ++i) {
     StreamLaunch& l = byStream[i];
     l.works.resize(l.n);
-    if (l.stream != nullptr && l.n == 1 && l.works[0].ops.size() <= HostStream::kInlineOps) {
-      l.stream->enqueue(l.works[0].comm, l.works[0].ops.data(), l.works[0].ops.size());  // a send/recv pair, say
-    } else if (l.stream != nullptr) {
-      l.stream->enqueue(l.works);
-    } else {
+    if (l.stream == nullptr) {
       blocking = &l;
+    } else if (l.n == 1 && l.works[0].ops.size() <= HostStream::kInlineOps) {
+      l.stream->enqueue(l.works[0].comm, l.works[0].ops.data(), l.works[0].ops.size());  // a send/recv pair, say
+    } else {
+      l.stream->enqueue(l.works);
     }
   }
   if (blocking == nullptr) return;

@@ -105,9 +105,8 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
       const bool always = useSingleCopy(CollType::kSend, t.bytes);
       // The receiver reads fast where its CMA reads are fast, and always from memory it maps (chorusMemAlloc's; looked
       // up only for a transfer that a fast reader would take by reference).
-      SharedAlloc alloc;
       const bool fast = p.send->receiverReadsFast() || (useSingleCopyToReceiver(t.bytes, /*readsFast=*/true) &&
-                                                        findSharedAlloc(source(t, copies), t.bytes, &alloc));
+                                                        findSharedAlloc(source(t, copies), t.bytes));
       if (!always && !useSingleCopyToReceiver(t.bytes, fast)) return;
       if (t.staged < 0 && overwrittenHere(plan, source(t, copies), t.bytes)) return;
       p.refs = always ? Progress::Refs::kAlways : Progress::Refs::kWhenReceiving;
