@@ -174,6 +174,17 @@ bool useSingleCopyToReceiver(size_t bytes, bool readsFast) {
   return from > 0 && bytes >= static_cast<size_t>(from);
 }
 
+bool useMappedRefs(CollType type, size_t bytes, bool inPlace) {
+  // Measured with -R 1 buffers, 2 ranks, 3 alternated rounds against the slots (docs/performance.md, session 15):
+  // broadcast out of place 16 MiB 1.4-1.9 -> 0.9-1.2 ms, 64 MiB 6.1-6.2 -> 3.9-4.4 ms; all-gather 16 MiB 1.20-1.28 ->
+  // 0.96-1.03 ms, 64 MiB 5.1-5.9 -> 4.3-4.7 ms; all-reduce 10 % slower out of place, reduce-scatter level. At 1 MiB
+  // 10-30 % faster at 2 ranks, but 20-50 % slower at 4 ranks on 2 cores, where a sender waiting for its readers holds a
+  // core another rank needs: hence 4 MiB.
+  const int64_t from = param::MappedMinBytes();
+  if (from <= 0 || bytes < static_cast<size_t>(from) || inPlace) return false;
+  return type == CollType::kBroadcast || type == CollType::kAllGather;
+}
+
 void tune(CollOp& op, const TuningContext& t) {
   // Training loops repeat the same few calls: the last decision per thread is kept, keyed by the context's
   // id (unique per communicator, where an address could be reused) and the size.

@@ -58,6 +58,16 @@ void tune(CollOp& op, const TuningContext& t);
 // asks it per operation).
 bool useSingleCopy(CollType type, size_t bytes);
 
+// Whether an operation of `type` over `bytes` (collBytes) sends its peers on the host references to those of its
+// bytes that lie in chorusMemAlloc allocations, which they read through a mapping of the allocation
+// (base/shared_alloc.h) in one copy, where the slots cost two: broadcast and all-gather out of place, from
+// CHORUS_MAPPED_MIN_BYTES (4 MiB; 0: never). The point-to-point engine decides per transfer
+// (useSingleCopyToReceiver). Not in place (`inPlace`: the input lies in the output), where the sender has no copy of
+// its own to make while its receivers read (the slots' two copies run on two cores, a reference's one on the
+// receiver's alone), nor for the reductions, whose references only move a copy from the sender to the receiver's
+// scratch: measured as fast or slower (docs/performance.md, session 15).
+bool useMappedRefs(CollType type, size_t bytes, bool inPlace);
+
 // Whether a point-to-point transfer of `bytes` whose receiver has announced that it waits for it
 // (transport/fifo.h, RecvConnection::announceReceiving) goes by reference, one copy: from CHORUS_P2P_CMA_MIN_BYTES
 // bytes (0: never); by default (-1) from 64 KiB where the receiver reads the sender's memory fast (`readsFast`:

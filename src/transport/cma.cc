@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -109,7 +110,16 @@ bool cmaTryRead(pid_t pid, const void* remote, void* local, size_t bytes) {
   return true;
 }
 
+namespace {
+std::atomic<uint64_t> reads{0};
+}  // namespace
+
+uint64_t cmaReads() {
+  return reads.load(std::memory_order_relaxed);
+}
+
 void cmaRead(pid_t pid, const void* remote, void* local, size_t bytes, const std::string& what) {
+  reads.fetch_add(1, std::memory_order_relaxed);
   size_t done = 0;
   while (done < bytes) {
     ssize_t k = readOnce(pid, static_cast<const char*>(remote) + done, static_cast<char*>(local) + done, bytes - done);

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace chorus::transport {
@@ -26,6 +27,9 @@ bool cmaPermitted(pid_t pid, std::string* why);
 // chorusRemoteError naming `what` when the process is gone, chorusSystemError when the kernel refuses (the
 // message suggests CHORUS_CMA_DISABLE=1).
 void cmaRead(pid_t pid, const void* remote, void* local, size_t bytes, const std::string& what);
+
+// How many cmaRead calls this process has made (for tests: that a reference was, or was not, read through CMA).
+uint64_t cmaReads();
 
 // As cmaRead, but returns false instead of throwing (set-up probes).
 bool cmaTryRead(pid_t pid, const void* remote, void* local, size_t bytes);

@@ -8,14 +8,26 @@
 #include <string>
 #include <thread>
 
+#include "base/shared_alloc.h"
 #include "coll/sweep.h"
 #include "common/child.h"
+#include "transport/cma.h"
 
 namespace chorus::test {
 namespace {
 
+// The child's arguments: "full" (else the quick subset), then optionally "shared-both", "shared-one" (buffers from
+// chorusMemAlloc, sharedBuffersSweep's) or "shared-large" (the large counts that take the mapped path by default).
 SweepConfig configFor(const std::vector<std::string>& args) {
-  return !args.empty() && args[0] == "full" ? fullSweep() : quickSweep();
+  SweepConfig cfg = !args.empty() && args[0] == "full" ? fullSweep() : quickSweep();
+  const std::string shared = args.size() > 1 ? args[1] : "";
+  if (shared == "shared-both" || shared == "shared-one") {
+    cfg = sharedBuffersSweep();
+    cfg.shared = shared == "shared-both" ? SharedBuffers::kBoth : SharedBuffers::kOne;
+  } else if (shared == "shared-large") {
+    cfg = sharedBuffersLargeSweep();
+  }
+  return cfg;
 }
 
 // One rank of a multi-process sweep.
@@ -26,7 +38,19 @@ const bool kChild = registerChild("sweep", [](int rank, int, const std::vector<s
     fprintf(stderr, "rank %d: init failed: %s\n", rank, chorusGetLastError(nullptr));
     return 2;
   }
-  std::vector<std::string> failures = runSweep(comm, configFor(args));
+  const SweepConfig cfg = configFor(args);
+  std::vector<std::string> failures = runSweep(comm, cfg);
+  // Buffers from chorusMemAlloc must have been read through mappings (base/shared_alloc.h), not only through the slots.
+  int nranks = 1;
+  chorusCommCount(comm, &nranks);
+  if (cfg.shared != SharedBuffers::kNone && nranks > 1 && peerAllocReads() == 0) {
+    failures.push_back("no peer's chorusMemAlloc buffer was read through a mapping");
+  }
+  // ... and references to memory the peer does not map (the heap buffer of a case with one shared) are not taken:
+  // they would be read by CMA, which only CHORUS_CMA_MIN_BYTES asks for.
+  if (cfg.shared != SharedBuffers::kNone && getenv("CHORUS_CMA_MIN_BYTES") == nullptr && transport::cmaReads() != 0) {
+    failures.push_back(std::to_string(transport::cmaReads()) + " references were read by CMA");
+  }
   for (const auto& f : failures) fprintf(stderr, "FAIL %s\n", f.c_str());
   chorusCommFinalize(comm);
   chorusCommDestroy(comm);
@@ -47,12 +71,13 @@ void runThreads(int n, const SweepConfig& cfg) {
   }
 }
 
-void runProcesses(int n, int hosts, bool full, const std::map<std::string, std::string>& env = {}) {
+void runProcesses(int n, int hosts, bool full, const std::map<std::string, std::string>& env = {},
+                  const std::string& shared = "") {
   ChildOptions opt;
   opt.hosts = hosts;
   opt.env = env;
   opt.timeoutSec = full ? 1500 : 300;
-  if (full) opt.args = {"full"};
+  opt.args = {full ? "full" : "quick", shared};
   auto results = runChildren("sweep", n, opt);
   ASSERT_EQ(results.size(), static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) EXPECT_EQ(results[r].exitCode, 0) << "rank " << r << " (pid " << results[r].pid << ")";
@@ -112,6 +137,32 @@ TEST_P(CollProcsSingleCopyWide, Quick) {
   runProcesses(GetParam(), 1, false, kSingleCopyAlways);
 }
 INSTANTIATE_TEST_SUITE_P(Ranks, CollProcsSingleCopyWide, ::testing::Values(5, 8));
+
+// Buffers from chorusMemAlloc, which the peers on the host map: broadcast and all-gather out of place send references
+// to them that the receivers read through the mapping, one copy (tuning.h useMappedRefs; the point-to-point
+// collectives decide in p2p_engine.cc); all-reduce runs on them unchanged. With CHORUS_MAPPED_MIN_BYTES=4 every case
+// of 4 bytes or more is eligible, both buffers or one of them mapped (at 3 and 5 ranks, ring ranks forward references
+// to their outputs); the child fails unless some read went through a mapping. AsMeasured: the default threshold, on
+// counts above it.
+const std::map<std::string, std::string> kMappedAlways = {{"CHORUS_MAPPED_MIN_BYTES", "4"}};
+
+class CollProcsSharedBuffers : public ::testing::TestWithParam<int> {};
+TEST_P(CollProcsSharedBuffers, Both) {
+  runProcesses(GetParam(), 1, false, kMappedAlways, "shared-both");
+}
+TEST_P(CollProcsSharedBuffers, OneOfTwo) {
+  runProcesses(GetParam(), 1, false, kMappedAlways, "shared-one");
+}
+TEST_P(CollProcsSharedBuffers, AsMeasured) {
+  runProcesses(GetParam(), 1, false, {}, "shared-large");
+}
+INSTANTIATE_TEST_SUITE_P(Ranks, CollProcsSharedBuffers, ::testing::Values(2, 3));
+
+class CollProcsSharedBuffersWide : public ::testing::TestWithParam<int> {};
+TEST_P(CollProcsSharedBuffersWide, OneOfTwo) {
+  runProcesses(GetParam(), 1, false, kMappedAlways, "shared-one");
+}
+INSTANTIATE_TEST_SUITE_P(Ranks, CollProcsSharedBuffersWide, ::testing::Values(5));
 
 TEST(CollSimHosts, Quick) {
   runProcesses(4, 2, false);

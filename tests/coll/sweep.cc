@@ -10,16 +10,36 @@ namespace chorus::test {
 
 namespace {
 
-// A buffer with guard bytes after its end.
-struct Buffer {
-  std::unique_ptr<char[]> mem;
-  size_t bytes = 0;
-  explicit Buffer(size_t n) : mem(new char[n + kGuardBytes + 64]), bytes(n) {
-    memset(mem.get(), 0, n);
-    writeGuard(mem.get() + n);
+// A buffer with guard bytes after its end, from the heap or from chorusMemAlloc.
+class Buffer {
+ public:
+  Buffer(size_t n, bool shared) : bytes_(n), shared_(shared) {
+    const size_t total = n + kGuardBytes + 64;
+    if (shared_) {
+      if (chorusMemAlloc(reinterpret_cast<void**>(&mem_), total) != chorusSuccess) mem_ = nullptr;
+    } else {
+      mem_ = new char[total];
+    }
+    if (mem_ == nullptr) return;
+    memset(mem_, 0, n);
+    writeGuard(mem_ + n);
   }
-  char* data() { return mem.get(); }
-  bool guarded() const { return guardIntact(mem.get() + bytes); }
+  ~Buffer() {
+    if (shared_) {
+      chorusMemFree(mem_);
+    } else {
+      delete[] mem_;
+    }
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  char* data() { return mem_; }
+  bool guarded() const { return guardIntact(mem_ + bytes_); }
+
+ private:
+  char* mem_ = nullptr;
+  size_t bytes_;
+  bool shared_;
 };
 
 // The expected reductions of elements [begin, begin + elems) of the case being run.
@@ -51,19 +71,26 @@ std::shared_ptr<const std::vector<double>> sharedReductions(const CollCase& c, i
   return cache.values;
 }
 
-// Runs one case on host buffers; returns "" or a failure description.
-std::string runCase(chorusComm_t comm, chorusStream_t stream, const CollCase& c, int rank, int n, bool onStream) {
+// Runs one case on host buffers (case number `index` of the sweep); returns "" or a failure description.
+std::string runCase(chorusComm_t comm, chorusStream_t stream, const CollCase& c, int rank, int n, bool onStream,
+                    SharedBuffers shared, uint64_t index) {
   const size_t elt = typeSize(c.type);
   chorusStream_t s = onStream ? stream : nullptr;
   size_t sendElems = 0, recvElems = 0;
   bufferElems(c, n, &sendElems, &recvElems);
-  Buffer sendBuf(sendElems * elt);
-  Buffer recvBuf(recvElems * elt);
+  const bool sharedSend =
+      shared == SharedBuffers::kBoth || (shared == SharedBuffers::kOne && (index / 2 + rank) % 2 == 0);
+  const bool sharedRecv =
+      shared == SharedBuffers::kBoth || (shared == SharedBuffers::kOne && (index / 2 + rank) % 2 == 1);
+  Buffer sendBuf(sendElems * elt, sharedSend);
+  Buffer recvBuf(recvElems * elt, sharedRecv);
+  const std::string what = describeCase(c, rank) + (onStream ? " stream" : " blocking") +
+                           (sharedSend ? " send chorusMemAlloc" : "") + (sharedRecv ? " recv chorusMemAlloc" : "");
+  if (sendBuf.data() == nullptr || recvBuf.data() == nullptr) return what + ": chorusMemAlloc failed";
   char* send = sendBuf.data();
   char* recv = recvBuf.data();
   placeInPlace(c, rank, &send, &recv);
   fillCaseInput(c, rank, n, send);
-  const std::string what = describeCase(c, rank) + (onStream ? " stream" : " blocking");
   chorusResult_t rc = callCollective(c, send, recv, comm, s);
   if (rc == chorusSuccess && s != nullptr) rc = chorusStreamSynchronize(s);
   if (rc != chorusSuccess) return what + ": returned " + chorusGetErrorString(rc) + ": " + chorusGetLastError(comm);
@@ -213,6 +240,26 @@ SweepConfig quickSweep() {
   return c;
 }
 
+SweepConfig sharedBuffersSweep() {
+  SweepConfig c;
+  c.colls = {Coll::kBroadcast, Coll::kAllGather, Coll::kAllReduce};
+  c.types = {chorusInt8, chorusFloat32, chorusFloat64, chorusBfloat16};
+  c.ops = {chorusSum, chorusProd, chorusMax, chorusAvg};
+  // 131072 float32 is one 128 KiB slot (transport/fifo_geometry.h); 300007 crosses slots and references unevenly.
+  c.counts = {1, 1021, 32768, 131072, 300007};
+  return c;
+}
+
+SweepConfig sharedBuffersLargeSweep() {
+  SweepConfig c;
+  c.colls = {Coll::kBroadcast, Coll::kAllGather};
+  c.types = {chorusFloat32};
+  c.ops = {chorusSum};
+  c.counts = {(size_t{4} << 20) / 4 + 5};  // 4 MiB and 20 bytes per rank's block
+  c.shared = SharedBuffers::kBoth;
+  return c;
+}
+
 std::vector<std::string> runSweep(chorusComm_t comm, const SweepConfig& cfg) {
   int rank = 0, n = 1;
   chorusCommUserRank(comm, &rank);
@@ -241,7 +288,7 @@ std::vector<std::string> runSweep(chorusComm_t comm, const SweepConfig& cfg) {
               CollCase c{coll, type, op, count, inPlace, root, cfg.seed + caseIndex};
               const bool onStream = cfg.useStream && caseIndex % 2 == 0;
               ++caseIndex;
-              std::string f = runCase(comm, stream, c, rank, n, onStream);
+              std::string f = runCase(comm, stream, c, rank, n, onStream, cfg.shared, caseIndex - 1);
               if (!f.empty()) failures.push_back(f);
               if (failures.size() > 20) {
                 if (stream != nullptr) chorusStreamDestroy(stream);

@@ -13,6 +13,11 @@ namespace chorus::test {
 enum class Coll { kAllReduce, kBroadcast, kReduce, kAllGather, kReduceScatter, kAllToAll, kGather, kScatter };
 const char* collName(Coll c);
 
+// Where a case's buffers come from: the heap, or chorusMemAlloc (memory the peers on the host map and read
+// straight from, base/shared_alloc.h): both buffers, or one of the two, which changes from case to case and from
+// rank to rank (references then name the one, and what lies in the other goes through the slots).
+enum class SharedBuffers { kNone, kBoth, kOne };
+
 struct SweepConfig {
   std::vector<Coll> colls;
   std::vector<chorusDataType_t> types;
@@ -20,6 +25,7 @@ struct SweepConfig {
   std::vector<size_t> counts;
   bool allRootsForLargeCounts = false;  // counts above 100000 use roots {0, n-1} unless set
   bool useStream = true;                // alternate stream and blocking (NULL stream) calls
+  SharedBuffers shared = SharedBuffers::kNone;
   uint64_t seed = 1;
 };
 
@@ -27,6 +33,12 @@ struct SweepConfig {
 SweepConfig fullSweep();
 // The fast subset of the default test label.
 SweepConfig quickSweep();
+// The collectives that read chorusMemAlloc buffers through mappings (host_prims.h: broadcast, all-gather) and
+// all-reduce, which does not, on types and counts that cross the slot and reference sizes (a reference covers whole
+// slots' worth).
+SweepConfig sharedBuffersSweep();
+// Counts above the default threshold of those reads (CHORUS_MAPPED_MIN_BYTES, 4 MiB), both buffers shared.
+SweepConfig sharedBuffersLargeSweep();
 
 // Runs the sweep on comm; returns one line per failing case (empty: all passed).
 std::vector<std::string> runSweep(chorusComm_t comm, const SweepConfig& cfg);

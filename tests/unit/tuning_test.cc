@@ -76,26 +76,32 @@ TEST(FifoGeometry, DeviceFifosAreFourTimesTheHostsByDefault) {
   EXPECT_EQ(transport::fifoSlotBytes(true), (size_t(4) << 20) / transport::kFifoSlots);
 }
 
-// Sets CHORUS_P2P_CMA_MIN_BYTES (nullptr: unsets it) for the scope, and restores it unset.
-struct P2pCmaMinBytes {
-  explicit P2pCmaMinBytes(const char* value) {
+// Sets the variable `name` (nullptr: unsets it) for the scope, and restores it unset.
+class ScopedParam {
+ public:
+  ScopedParam(const char* name, const char* value) : name_(name) {
     if (value != nullptr) {
-      setenv("CHORUS_P2P_CMA_MIN_BYTES", value, 1);
+      setenv(name, value, 1);
     } else {
-      unsetenv("CHORUS_P2P_CMA_MIN_BYTES");
+      unsetenv(name);
     }
     param::reload();
   }
-  ~P2pCmaMinBytes() {
-    unsetenv("CHORUS_P2P_CMA_MIN_BYTES");
+  ~ScopedParam() {
+    unsetenv(name_);
     param::reload();
   }
+  ScopedParam(const ScopedParam&) = delete;
+  ScopedParam& operator=(const ScopedParam&) = delete;
+
+ private:
+  const char* name_;
 };
 
 // By default a receiver that waits is read by reference from 64 KiB only where its CMA reads are fast; both ends
 // pass the same connection fact, so they agree.
 TEST(SingleCopyToReceiver, ByDefaultFrom64KiBWhereTheReceiverReadsFast) {
-  P2pCmaMinBytes unset(nullptr);
+  ScopedParam unset("CHORUS_P2P_CMA_MIN_BYTES", nullptr);
   EXPECT_FALSE(useSingleCopyToReceiver((64u << 10) - 1, true));
   EXPECT_TRUE(useSingleCopyToReceiver(64u << 10, true));
   EXPECT_TRUE(useSingleCopyToReceiver(256u << 20, true));
@@ -107,14 +113,14 @@ TEST(SingleCopyToReceiver, ByDefaultFrom64KiBWhereTheReceiverReadsFast) {
 // A value set by the user holds whatever the measurement says: tests force references on every machine with it.
 TEST(SingleCopyToReceiver, AnExplicitThresholdOverridesTheMeasurement) {
   {
-    P2pCmaMinBytes four("4");
+    ScopedParam four("CHORUS_P2P_CMA_MIN_BYTES", "4");
     for (bool fast : {false, true}) {
       EXPECT_FALSE(useSingleCopyToReceiver(3, fast));
       EXPECT_TRUE(useSingleCopyToReceiver(4, fast));
     }
   }
   {
-    P2pCmaMinBytes never("0");
+    ScopedParam never("CHORUS_P2P_CMA_MIN_BYTES", "0");
     for (bool fast : {false, true}) EXPECT_FALSE(useSingleCopyToReceiver(size_t{1} << 30, fast));
   }
 }
@@ -125,6 +131,33 @@ TEST(SingleCopyToReceiver, TheCmaMeasurementIsKept) {
   EXPECT_GT(slowdown, 0.0);
   EXPECT_EQ(transport::cmaSlowdown(), slowdown);
   EXPECT_EQ(transport::cmaReadsFast(), slowdown <= transport::kCmaFastSlowdown);
+}
+
+// Peers read chorusMemAlloc buffers through mappings for broadcast and all-gather out of place from 4 MiB; never in
+// place, never for the reductions or the point-to-point collectives (which decide per transfer), never with 0.
+TEST(MappedRefs, BroadcastAndAllGatherOutOfPlaceFrom4MiB) {
+  ScopedParam unset("CHORUS_MAPPED_MIN_BYTES", nullptr);
+  const size_t from = size_t{4} << 20;
+  for (CollType type : {CollType::kBroadcast, CollType::kAllGather}) {
+    EXPECT_FALSE(useMappedRefs(type, from - 1, false));
+    EXPECT_TRUE(useMappedRefs(type, from, false));
+    EXPECT_TRUE(useMappedRefs(type, size_t{1} << 30, false));
+    EXPECT_FALSE(useMappedRefs(type, size_t{1} << 30, true));
+  }
+  for (CollType type :
+       {CollType::kAllReduce, CollType::kReduceScatter, CollType::kReduce, CollType::kSend, CollType::kRecv}) {
+    EXPECT_FALSE(useMappedRefs(type, size_t{1} << 30, false)) << collName(type);
+  }
+}
+
+TEST(MappedRefs, TheThresholdIsAParameter) {
+  {
+    ScopedParam four("CHORUS_MAPPED_MIN_BYTES", "4");
+    EXPECT_FALSE(useMappedRefs(CollType::kAllGather, 3, false));
+    EXPECT_TRUE(useMappedRefs(CollType::kAllGather, 4, false));
+  }
+  ScopedParam never("CHORUS_MAPPED_MIN_BYTES", "0");
+  EXPECT_FALSE(useMappedRefs(CollType::kBroadcast, size_t{1} << 30, false));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/shared_alloc.h"
 #include "collectives/algo/direct.h"
 #include "collectives/algo/ring_allgather.h"
 #include "collectives/algo/ring_allreduce.h"
@@ -75,20 +76,37 @@ class HostDirectPeers {
   alignas(HostPrims) unsigned char storage_[kMaxDirectRanks][sizeof(HostPrims)];
 };
 
+// The bytes of this rank's input and output for the operation.
+size_t inputBytes(const CollPlan& c, int nranks) {
+  const size_t block = c.op.count * c.eltSize;
+  return c.op.type == CollType::kReduceScatter ? block * static_cast<size_t>(nranks) : block;
+}
+size_t outputBytes(const CollPlan& c, int nranks) {
+  const size_t block = c.op.count * c.eltSize;
+  return c.op.type == CollType::kAllGather ? block * static_cast<size_t>(nranks) : block;
+}
+
+// Whether the operation's input and output regions overlap (nccl-tests' and NCCL's in place).
+bool inPlace(const CollPlan& c, int nranks) {
+  const auto in = reinterpret_cast<uintptr_t>(c.op.sendbuff);
+  const auto out = reinterpret_cast<uintptr_t>(c.op.recvbuff);
+  return in < out + outputBytes(c, nranks) && out < in + inputBytes(c, nranks);
+}
+
+// Whether the input or the output begins in a chorusMemAlloc allocation (one atomic load when there is none); which
+// references may go by mapping is decided per call of the primitives (host_prims.h, mappedRefsOnly).
+bool touchesSharedAlloc(const CollPlan& c) {
+  return findSharedAlloc(c.op.sendbuff, 1) || findSharedAlloc(c.op.recvbuff, 1);
+}
+
 // Whether `c` writes memory its input occupies before the peers it sent that input to are known to have read it:
 // a direct reduction folds what arrives into its output while its peers may not have folded in its own input yet.
 // (Ring and tree algorithms write an input region they sent only after a result that depends on it came back.)
 // Such an input must not be sent as a remote reference.
 bool writesInputEarly(const CollPlan& c, int nranks) {
   const CollOp& op = c.op;
-  if (op.algo != Algo::kDirect || (op.type != CollType::kAllReduce && op.type != CollType::kReduceScatter)) {
-    return false;
-  }
-  const size_t block = op.count * c.eltSize;
-  const size_t inBytes = op.type == CollType::kReduceScatter ? block * static_cast<size_t>(nranks) : block;
-  const auto in = reinterpret_cast<uintptr_t>(op.sendbuff);
-  const auto out = reinterpret_cast<uintptr_t>(op.recvbuff);
-  return in < out + block && out < in + inBytes;
+  return op.algo == Algo::kDirect && (op.type == CollType::kAllReduce || op.type == CollType::kReduceScatter) &&
+         inPlace(c, nranks);
 }
 
 void runAlgorithm(const CollPlan& c, const std::vector<const void*>& copies, const ExecEnv& env,
@@ -151,6 +169,11 @@ void runCollective(const CollPlan& c, const std::vector<const void*>& copies, co
   cfg.nonTemporalOutput = streamsOutput(c.bytes);
   cfg.ctx = env.ctx;
   cfg.singleCopy = env.nranks > 1 && useSingleCopy(op.type, c.bytes);
+  if (!cfg.singleCopy && env.nranks > 1 && touchesSharedAlloc(c) &&
+      useMappedRefs(op.type, c.bytes, inPlace(c, env.nranks))) {
+    cfg.singleCopy = true;
+    cfg.mappedRefsOnly = true;
+  }
   if (!cfg.singleCopy) {
     runAlgorithm(c, copies, env, cfg);
     return;

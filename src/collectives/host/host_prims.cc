@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/shared_alloc.h"
 #include "collectives/slot_tag.h"
 
 namespace chorus::coll {
@@ -228,10 +229,11 @@ void HostPrims::runSlices(Src src, size_t inOff, bool toOutput, size_t outOff, b
   bool early = false;
   const char* refBase =
       nsend > 0 && cfg_.singleCopy ? refSource(src, inOff, toOutput, outOff, postOp, &early) : nullptr;
+  const bool refable = refBase != nullptr && (!cfg_.mappedRefsOnly || findSharedAlloc(refBase, n * elt));
   bool ref[kMaxSendPeers];
   int ndata = 0;  // send peers that get the bytes in their slots
   for (int i = 0; i < nsend; ++i) {
-    ref[i] = refBase != nullptr && sends_[i]->remoteRefs();
+    ref[i] = refable && sends_[i]->remoteRefs();
     if (!ref[i]) ++ndata;
   }
   Held held[kMaxRecvPeers];

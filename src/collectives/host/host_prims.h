@@ -41,6 +41,9 @@ struct HostPrimsConfig {
   uint32_t slotTag = 0;  // the operation's tag (collectives/slot_tag.h), carried and checked in every slot
   // Single copy: send remote refs to the peers whose connections take them (tuning.h useSingleCopy).
   bool singleCopy = false;
+  // With singleCopy: references only to bytes that lie in a chorusMemAlloc allocation (tuning.h useMappedRefs),
+  // which the peer maps; the rest travel through the slots.
+  bool mappedRefsOnly = false;
   // References may name the input: false where the operation overwrites its input region before the receivers
   // are known to have read it (an in-place direct reduction writes its output before its peers have folded in
   // what this rank sent).
