@@ -139,10 +139,12 @@ void chooseFresh(CollOp& op, const TuningContext& t) {
   if (op.algo == Algo::kTree) ch = std::min(std::max(ch, 2), std::max(t.maxChannels, 1));  // both trees
   if (op.algo == Algo::kDirect) ch = 1;
   op.nChannels = std::clamp(ch, 1, std::max(t.maxChannels, 1));
-  const int64_t forcedChunk = t.forcedChunk;
-  // Half a FIFO per chunk keeps two chunks in flight, as NCCL's chunkSteps 4 of 8 slots.
-  op.chunkBytes = forcedChunk > 0 ? static_cast<size_t>(forcedChunk)
-                                  : std::max<size_t>(t.slotBytes * (transport::kFifoSlots / 2), 4096);
+  // Half a FIFO per chunk keeps two chunks in flight, as NCCL's chunkSteps 4 of 8 slots. A chunk set by
+  // CHORUS_CHUNKSIZE may be smaller, not larger: in a ring every rank sends a chunk before it receives one, then
+  // takes a slot for the next while it still holds the received one, so a chunk needs at most half of its peer's
+  // FIFO (2 ranks: 1 MiB or 2 MiB chunks on 1 MiB of slots waited for each other until the deadline).
+  const size_t halfFifo = std::max<size_t>(t.slotBytes * (transport::kFifoSlots / 2), 4096);
+  op.chunkBytes = t.forcedChunk > 0 ? std::min(static_cast<size_t>(t.forcedChunk), halfFifo) : halfFifo;
   CHORUS_LOG_INFO(kTuning, collName(op.type), ": ", bytes, " bytes, ", t.nranks, " ranks on ", t.nHosts, " hosts -> ",
                   algoName(op.algo), ", ", op.nChannels, " channels, chunk ", op.chunkBytes, " bytes (ring ",
                   predictUs(op, Algo::kRing, t), " us, tree ", predictUs(op, Algo::kTree, t), " us)");

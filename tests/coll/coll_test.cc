@@ -17,15 +17,17 @@ namespace chorus::test {
 namespace {
 
 // The child's arguments: "full" (else the quick subset), then optionally "shared-both", "shared-one" (buffers from
-// chorusMemAlloc, sharedBuffersSweep's) or "shared-large" (the large counts that take the mapped path by default).
+// chorusMemAlloc, sharedBuffersSweep's), "large" (largeSweep) or "shared-large" (largeSweep from chorusMemAlloc
+// buffers: the mapped path by default).
 SweepConfig configFor(const std::vector<std::string>& args) {
   SweepConfig cfg = !args.empty() && args[0] == "full" ? fullSweep() : quickSweep();
   const std::string shared = args.size() > 1 ? args[1] : "";
   if (shared == "shared-both" || shared == "shared-one") {
     cfg = sharedBuffersSweep();
     cfg.shared = shared == "shared-both" ? SharedBuffers::kBoth : SharedBuffers::kOne;
-  } else if (shared == "shared-large") {
-    cfg = sharedBuffersLargeSweep();
+  } else if (shared == "large" || shared == "shared-large") {
+    cfg = largeSweep();
+    if (shared == "shared-large") cfg.shared = SharedBuffers::kBoth;
   }
   return cfg;
 }
@@ -163,6 +165,12 @@ TEST_P(CollProcsSharedBuffersWide, OneOfTwo) {
   runProcesses(GetParam(), 1, false, kMappedAlways, "shared-one");
 }
 INSTANTIATE_TEST_SUITE_P(Ranks, CollProcsSharedBuffersWide, ::testing::Values(5));
+
+// CHORUS_CHUNKSIZE above half a FIFO (2 MiB on 1 MiB of slots): the tuner holds chunks to half a FIFO, as every rank
+// of a ring sends a chunk before it receives one; before, 2 processes waited for each other until the deadline.
+TEST(CollProcsChunkAboveFifo, Completes) {
+  runProcesses(2, 1, false, {{"CHORUS_CHUNKSIZE", "2097152"}, {"CHORUS_TIMEOUT_MS", "60000"}}, "large");
+}
 
 TEST(CollSimHosts, Quick) {
   runProcesses(4, 2, false);

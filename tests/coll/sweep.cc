@@ -250,13 +250,12 @@ SweepConfig sharedBuffersSweep() {
   return c;
 }
 
-SweepConfig sharedBuffersLargeSweep() {
+SweepConfig largeSweep() {
   SweepConfig c;
-  c.colls = {Coll::kBroadcast, Coll::kAllGather};
+  c.colls = {Coll::kAllReduce, Coll::kBroadcast, Coll::kReduce, Coll::kAllGather, Coll::kReduceScatter};
   c.types = {chorusFloat32};
   c.ops = {chorusSum};
   c.counts = {(size_t{4} << 20) / 4 + 5};  // 4 MiB and 20 bytes per rank's block
-  c.shared = SharedBuffers::kBoth;
   return c;
 }
 

@@ -37,8 +37,9 @@ SweepConfig quickSweep();
 // all-reduce, which does not, on types and counts that cross the slot and reference sizes (a reference covers whole
 // slots' worth).
 SweepConfig sharedBuffersSweep();
-// Counts above the default threshold of those reads (CHORUS_MAPPED_MIN_BYTES, 4 MiB), both buffers shared.
-SweepConfig sharedBuffersLargeSweep();
+// The collectives of the host primitives on one count of 4 MiB per rank (past the FIFO's 1 MiB, and the default
+// threshold of the mapped reads, CHORUS_MAPPED_MIN_BYTES).
+SweepConfig largeSweep();
 
 // Runs the sweep on comm; returns one line per failing case (empty: all passed).
 std::vector<std::string> runSweep(chorusComm_t comm, const SweepConfig& cfg);

@@ -2,6 +2,7 @@
 // 4 MiB handled, ranks on a GPU one per 512 KiB (a channel there is one CUDA block); chunks are half a FIFO.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "base/params.h"
@@ -66,6 +67,18 @@ TEST(Tuning, ChunksAreHalfAFifo) {
   CollOp op = allReduce(64u << 20);
   tune(op, t);
   EXPECT_EQ(op.chunkBytes, t.slotBytes * (transport::kFifoSlots / 2));
+}
+
+// A chunk that CHORUS_CHUNKSIZE sets is taken as it is up to half a FIFO (the default), and held to that beyond.
+TEST(Tuning, AForcedChunkIsAtMostHalfAFifo) {
+  TuningContext t = hostContext(2);
+  const size_t half = t.slotBytes * (transport::kFifoSlots / 2);
+  for (size_t forced : {size_t{65536}, half, half + 1, half * 2, half * 8}) {
+    t.forcedChunk = static_cast<int64_t>(forced);
+    CollOp op = allReduce(64u << 20);
+    tune(op, t);
+    EXPECT_EQ(op.chunkBytes, std::min(forced, half)) << forced;
+  }
 }
 
 // CHORUS_BUFFSIZE is unset in the test environment: host FIFOs hold 1 MiB, device FIFOs NCCL's 4 MiB.
