@@ -169,8 +169,9 @@ void runCollective(const CollPlan& c, const std::vector<const void*>& copies, co
   cfg.nonTemporalOutput = streamsOutput(c.bytes);
   cfg.ctx = env.ctx;
   cfg.singleCopy = env.nranks > 1 && useSingleCopy(op.type, c.bytes);
-  if (!cfg.singleCopy && env.nranks > 1 && touchesSharedAlloc(c) &&
-      useMappedRefs(op.type, c.bytes, inPlace(c, env.nranks))) {
+  // The registry is looked up last: with allocations registered it takes a lock, which small operations must not pay.
+  if (!cfg.singleCopy && env.nranks > 1 && useMappedRefs(op.type, c.bytes, inPlace(c, env.nranks)) &&
+      touchesSharedAlloc(c)) {
     cfg.singleCopy = true;
     cfg.mappedRefsOnly = true;
   }
