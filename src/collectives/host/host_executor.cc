@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "base/byte_range.h"
 #include "base/error.h"
 #include "base/shared_alloc.h"
 #include "collectives/algo/direct.h"
@@ -88,9 +89,7 @@ size_t outputBytes(const CollPlan& c, int nranks) {
 
 // Whether the operation's input and output regions overlap (nccl-tests' and NCCL's in place).
 bool inPlace(const CollPlan& c, int nranks) {
-  const auto in = reinterpret_cast<uintptr_t>(c.op.sendbuff);
-  const auto out = reinterpret_cast<uintptr_t>(c.op.recvbuff);
-  return in < out + outputBytes(c, nranks) && out < in + inputBytes(c, nranks);
+  return overlaps(c.op.sendbuff, inputBytes(c, nranks), c.op.recvbuff, outputBytes(c, nranks));
 }
 
 // Whether the input or the output begins in a chorusMemAlloc allocation (one atomic load when there is none); which
