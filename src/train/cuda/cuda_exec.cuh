@@ -1,9 +1,10 @@
-// The CUDA executor of KernelDevice (device/kernel_device.h): device memory from cudaMalloc, one compute stream per
+// The CUDA executor of KernelDevice (device/kernel_device.h): device memory from a BlockCache (no device-wide
+// synchronization when a tensor is freed: block_cache.cuh), one compute stream per
 // rank on which every kernel, GEMM and copy is issued in order, kernels launched one thread per index, GEMMs through
 // cuBLAS with TF32 off. Communicators get streams of their own; an operation on one first waits (an event) for the
 // compute stream's work issued so far. Compiled by nvcc only (cuda_device.cu).
 //
-// NOT YET RUN ON A GPU (see cuda_device.h).
+// Run on an H100 and an H200 (docs/training.md).
 #ifndef CHORUS_TRAIN_CUDA_CUDA_EXEC_CUH_
 #define CHORUS_TRAIN_CUDA_CUDA_EXEC_CUH_
 
@@ -12,9 +13,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "cuda/block_cache.cuh"
 #include "device/gemm_args.h"
 
 namespace chorus::train {
@@ -48,9 +52,11 @@ class CudaExec {
     // FP32 products in FP32: TF32 tensor cores only with CUBLAS_TF32_TENSOR_OP_MATH, which is never set; the default
     // math mode also keeps the GEMMs deterministic on one stream.
     checkCublas(cublasSetMathMode(blas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+    blocks_ = std::make_unique<BlockCache>(stream_);
   }
   ~CudaExec() {
     cudaStreamSynchronize(stream_);
+    blocks_.reset();
     cublasDestroy(blas_);
     cudaEventDestroy(issued_);
     cudaStreamDestroy(stream_);
@@ -61,16 +67,9 @@ class CudaExec {
   std::string name() const { return "cuda:" + std::to_string(device_); }
   int cudaIndex() const { return device_; }
 
-  void* allocate(size_t bytes) {
-    void* p = nullptr;
-    checkCuda(cudaMalloc(&p, std::max<size_t>(bytes, 1)), "cudaMalloc");
-    return p;
-  }
-  void release(void* p) {
-    // Kernels on the compute stream may still use it; cudaFree waits for the device, but say so.
-    cudaStreamSynchronize(stream_);
-    cudaFree(p);
-  }
+  void* allocate(size_t bytes) { return blocks_->allocate(bytes); }
+  // Work issued so far on the compute stream or a communicator's may still use p: the block is reused after it.
+  void release(void* p) { blocks_->release(p, commStreams_); }
   void fillZero(void* p, size_t bytes) { checkCuda(cudaMemsetAsync(p, 0, bytes, stream_), "cudaMemsetAsync"); }
   void copy(void* dst, const void* src, size_t bytes) {
     checkCuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_), "cudaMemcpyAsync (device)");
@@ -109,9 +108,13 @@ class CudaExec {
   void* createStream() {
     cudaStream_t s = nullptr;
     checkCuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    commStreams_.push_back(s);
     return s;
   }
-  void destroyStream(void* s) { cudaStreamDestroy(static_cast<cudaStream_t>(s)); }
+  void destroyStream(void* s) {
+    std::erase(commStreams_, static_cast<cudaStream_t>(s));
+    cudaStreamDestroy(static_cast<cudaStream_t>(s));
+  }
   void streamWaitsForWork(void* s) {
     checkCuda(cudaEventRecord(issued_, stream_), "cudaEventRecord");
     checkCuda(cudaStreamWaitEvent(static_cast<cudaStream_t>(s), issued_, 0), "cudaStreamWaitEvent");
@@ -131,6 +134,8 @@ class CudaExec {
   cudaStream_t stream_ = nullptr;
   cudaEvent_t issued_ = nullptr;  // recorded on the compute stream whenever a communicator must wait for it
   cublasHandle_t blas_ = nullptr;
+  std::vector<cudaStream_t> commStreams_;  // the communicators' (createStream): a released block may be in their work
+  std::unique_ptr<BlockCache> blocks_;
 };
 
 }  // namespace chorus::train
