@@ -3,13 +3,15 @@
 # bad input and abort; the all-reduce sweeps (ring and direct); every other collective and send/recv
 # (cuda_coll_gpu_test) in parallel shards, with compute-sanitizer's three tools on cases of the point-to-point and
 # collective kernels and ranks as processes (CUDA IPC, cuda_procs_gpu_test) beside them; then the device
-# benchmark. Every operation has a 15 s deadline, so that a hang fails with its wait named. Logs:
-# $OUT/gpulogs.tar.gz; summary on standard output.
+# benchmark; first, the trainer on the GPU (its layer test, the run that several gradient buckets per step once hung,
+# ranks as processes, and train_proofs.py's GPU proofs in parallel). Every operation has a 15 s deadline, so that a
+# hang fails with its wait named. Logs: $OUT/gpulogs.tar.gz; summary on standard output.
 K=$(cd "$(dirname "$0")" && pwd)
 W=/tmp/gpukit
 rm -rf $W && mkdir -p $W && tar xzf "$K/kit.tar.gz" -C $W
 B=$W/kit
-export LD_LIBRARY_PATH=$B/lib
+# cuBLAS (the trainer's) from the machine's CUDA toolkit: the kit leaves it out.
+export LD_LIBRARY_PATH=$B/lib:$(ls -d /usr/local/cuda/lib64 /usr/local/cuda*/targets/x86_64-linux/lib 2>/dev/null | paste -sd:)
 export CHORUS_TIMEOUT_MS=15000
 L=/tmp/gpulogs; rm -rf $L; mkdir -p $L
 count() { echo "$(cat "$@" | grep -c '^\[       OK') ok, $(cat "$@" | grep -c '^\[  FAILED  \].*ms)') failed, $(cat "$@" | grep -c '^\[  SKIPPED \].*ms)') skipped"; }
@@ -26,6 +28,21 @@ shards() {  # name n timeout binary filter
   grep -h -E 'Failure|rror|imeout|deadline|wrong|past' $L/$name*.log | sort | uniq -c | sort -rn | head -12
 }
 echo "== host"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; date -u +%T
+echo "== trainer"; date -u +%T
+timeout 120 $B/train_cuda_device_test > $L/train_device.log 2>&1; echo "layers, engine, model: rc=$? $(count $L/train_device.log)"
+TRAIN_ARGS=(--corpus synthetic --eval-every 0 --layers 4 --heads 4 --d-model 256 --seq-len 128 --batch 16)
+# Two ranks as threads with several gradient buckets per step: hung in the first step while release() called cudaFree.
+timeout 90 $B/chorus-train -t 2 --device cuda "${TRAIN_ARGS[@]}" --steps 20 > $L/train_threads.log 2>&1
+echo "2 ranks as threads, 4 MiB buckets: rc=$?; $(grep -E '^done' $L/train_threads.log)"
+timeout 90 $B/chorusrun -np 2 $B/chorus-train --device cuda "${TRAIN_ARGS[@]}" --zero 3 --steps 20 > $L/train_procs.log 2>&1
+echo "2 ranks as processes, ZeRO-3: rc=$?; $(grep -E '^done' $L/train_procs.log)"
+pids=()
+for t in $(python3 $B/train_proofs.py --list --kind gpu); do
+  timeout 300 python3 $B/train_proofs.py --bin $B --mpi OFF $t > $L/proof_$t.log 2>&1 &
+  pids+=($!)
+done
+for p in "${pids[@]}"; do wait $p; done
+for f in $L/proof_*.log; do echo "$(basename $f .log): $(tail -1 $f)"; done
 echo "== bad input + abort"
 timeout 60 $B/cuda_gpu_test --gtest_filter='DeviceBadInput*:DeviceAbort*' > $L/basic.log 2>&1; echo "rc=$? $(count $L/basic.log)"
 echo "== all-reduce: ring sweep and direct"; date -u +%T

@@ -1,4 +1,4 @@
-// KernelDevice over CUDA: the kernels of device/kernels.h instantiated for the GPU. NOT YET RUN ON A GPU.
+// KernelDevice over CUDA: the kernels of device/kernels.h instantiated for the GPU (cuda_device.h says what has run).
 #include "cuda/cuda_device.h"
 #include "cuda/cuda_exec.cuh"
 #include "device/kernel_device.h"

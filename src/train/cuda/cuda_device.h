@@ -2,10 +2,9 @@
 // device/kernels.h and cuBLAS GEMMs (TF32 off) on one compute stream, and the same parallel code over Chorus
 // communicators on the GPU. Built when CMake finds CUDA (CHORUS_TRAIN_HAVE_CUDA).
 //
-// NOT YET RUN ON A GPU: this code has been compiled (nvcc, sm_80 and sm_90) but never executed. Its kernels and GEMM
-// arguments run on the host through the "emulated" device, which the tests check against the host layers; the CUDA
-// runtime calls, launch geometry, cuBLAS and the CUDA communicators have not run (tests/train gpu-label tests skip,
-// saying why, without a GPU).
+// Run on an H100 (session 8) and an H200 (2026-11-27): the layer, engine and model tests (train_cuda_device_test) and
+// train_proofs.py's TP, PP and GPU-equals-host proofs pass; ranks as processes train. Ranks as threads on one GPU
+// hang with several gradient buckets per step, with ZeRO-3 and with 8 ranks of 3-D; cause not found (docs/training.md).
 #ifndef CHORUS_TRAIN_CUDA_CUDA_DEVICE_H_
 #define CHORUS_TRAIN_CUDA_CUDA_DEVICE_H_
 
