@@ -31,14 +31,16 @@ echo "== host"; nvidia-smi --query-gpu=name,driver_version,memory.total --format
 echo "== trainer"; date -u +%T
 timeout 120 $B/train_cuda_device_test > $L/train_device.log 2>&1; echo "layers, engine, model: rc=$? $(count $L/train_device.log)"
 TRAIN_ARGS=(--corpus synthetic --eval-every 0 --layers 4 --heads 4 --d-model 256 --seq-len 128 --batch 16)
-# Two ranks as threads with several gradient buckets per step: hung in the first step while release() called cudaFree.
+# Two ranks as threads with several gradient buckets per step: stops at the deadline in its first step, cause not found
+# (docs/training.md).
 timeout 90 $B/chorus-train -t 2 --device cuda "${TRAIN_ARGS[@]}" --steps 20 > $L/train_threads.log 2>&1
-echo "2 ranks as threads, 4 MiB buckets: rc=$?; $(grep -E '^done' $L/train_threads.log)"
+echo "2 ranks as threads, 4 MiB buckets: rc=$?; $(grep -E '^done|failed' $L/train_threads.log)"
 timeout 90 $B/chorusrun -np 2 $B/chorus-train --device cuda "${TRAIN_ARGS[@]}" --zero 3 --steps 20 > $L/train_procs.log 2>&1
-echo "2 ranks as processes, ZeRO-3: rc=$?; $(grep -E '^done' $L/train_procs.log)"
+echo "2 ranks as processes, ZeRO-3: rc=$?; $(grep -E '^done|failed' $L/train_procs.log)"
+# The proofs that passed took 3-17 s on an H200; 90 s bounds one that hangs (the 3-D proof did, 2026-11-27).
 pids=()
 for t in $(python3 $B/train_proofs.py --list --kind gpu); do
-  timeout 300 python3 $B/train_proofs.py --bin $B --mpi OFF $t > $L/proof_$t.log 2>&1 &
+  timeout 90 python3 $B/train_proofs.py --bin $B --mpi OFF $t > $L/proof_$t.log 2>&1 &
   pids+=($!)
 done
 for p in "${pids[@]}"; do wait $p; done
