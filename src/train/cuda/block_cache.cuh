@@ -129,7 +129,7 @@ class BlockCache {
   cudaStream_t fence_ = nullptr;  // waits for a released block's users; never runs a kernel
   cudaEvent_t mark_ = nullptr;
   std::unordered_map<void*, Block> live_;  // handed out
-  std::multimap<size_t, Block> free_;     // released, by size; reusable once `ready` has completed
+  std::multimap<size_t, Block> free_;      // released, by size; reusable once `ready` has completed
 };
 
 }  // namespace chorus::train
