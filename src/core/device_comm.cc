@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "base/logging.h"
 #include "base/wait.h"
+#include "collectives/device/device_executor.h"
 #include "collectives/device/device_launch_args.h"
 #include "core/comm.h"
 #include "transport/cuda/cuda_util.h"
@@ -31,6 +32,8 @@ void DeviceCommDeleter::operator()(DeviceComm* d) const {
 
 DeviceComm::DeviceComm(Comm& comm) : comm_(comm), device_(comm.device()) {
   cu::DeviceScope scope(device_);
+  // Before this communicator's first kernel: no kernel of it can be waiting while the device loads (lazy loading).
+  coll::device::loadKernels(device_);
   // One mapped block: the abort word on its own line, then the reports.
   const size_t bytes = 128 + kReportSlots * sizeof(DevBlockReport);
   void* dev = nullptr;

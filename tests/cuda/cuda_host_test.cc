@@ -47,11 +47,16 @@ TEST(DeviceKernelTable, EveryTypeExactlyOnce) {
   const coll::device::DevKernelEntry* t = coll::device::deviceKernelTable(&n);
   ASSERT_EQ(n, reduce::kNumDTypes);
   std::set<int> seen;
+  std::set<const void*> kernels;
   for (int i = 0; i < n; ++i) {
     EXPECT_TRUE(seen.insert(static_cast<int>(t[i].dtype)).second) << t[i].name;
     EXPECT_NE(t[i].launch, nullptr);
     EXPECT_NE(t[i].symbol(), nullptr) << t[i].name;
+    EXPECT_TRUE(kernels.insert(t[i].symbol()).second) << t[i].name;
   }
+  // loadKernels (device_executor.h) loads these and the point-to-point kernel, which must be one more.
+  EXPECT_NE(coll::device::deviceP2pSymbol(), nullptr);
+  EXPECT_TRUE(kernels.insert(coll::device::deviceP2pSymbol()).second);
 }
 
 // Every (collective, algorithm) of collectives/algo has a kernel body, and no other pair claims one: the device

@@ -7,9 +7,12 @@
 #include <cuda_runtime.h>
 
 #include <memory>
+#include <mutex>
+#include <set>
 #include <vector>
 
 #include "base/error.h"
+#include "base/logging.h"
 #include "collectives/device/device_kernel_table.h"
 #include "collectives/device/device_launch_args.h"
 #include "collectives/reduce/reduce.h"
@@ -126,6 +129,30 @@ struct StagingCopies {
 };
 
 }  // namespace
+
+void loadKernels(int device) {
+  static std::mutex mu;
+  static std::set<int> loaded;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!loaded.insert(device).second) return;
+  int n = 0;
+  const DevKernelEntry* table = deviceKernelTable(&n);
+  std::vector<std::pair<const char*, const void*>> kernels;
+  for (int i = 0; i < n; ++i) kernels.emplace_back(table[i].name, table[i].symbol());
+  kernels.emplace_back("point-to-point", deviceP2pSymbol());
+  int prev = 0;
+  cudaGetDevice(&prev);
+  cudaSetDevice(device);
+  for (const auto& [name, symbol] : kernels) {
+    cudaFuncAttributes attr;
+    const cudaError_t e = cudaFuncGetAttributes(&attr, symbol);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();  // not sticky: the kernel's launch reports it again
+      CHORUS_LOG_INFO(kInit, "CUDA device ", device, ": the ", name, " kernel did not load: ", cudaGetErrorString(e));
+    }
+  }
+  cudaSetDevice(prev);
+}
 
 int algoKind(const CollOp& op) {
   switch (op.algo) {

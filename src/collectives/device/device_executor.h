@@ -44,6 +44,15 @@ struct DevExecEnv {
 void launchPlan(const Plan& plan, const DevExecEnv& env, void* stream,
                 const std::function<void(const char*)>& launched);
 
+// Loads every kernel of this executor into `device`'s context, once per device and process (later calls return at
+// once). Why: under CUDA's lazy loading, the default since CUDA 12.2, a kernel is loaded at its first launch, and
+// loading may wait for the kernels already running on the device. When ranks share a GPU as threads of one process,
+// one rank's collective kernel waits for a peer's; if the peer's thread is the one loading a kernel at that moment,
+// neither ever ends (the CUDA programming guide's "concurrent execution" caveat of lazy loading; NCCL loads its
+// kernels at initialization for the same reason). Called before a communicator's first launch on the device, when
+// none of its kernels can be waiting. A kernel that cannot be loaded is left to fail at its launch, with its error.
+void loadKernels(int device);
+
 // The DevAlgoKind a collective runs with, or -1 when no kernel body implements it (tests: every algorithm the
 // tuner can choose has one).
 int algoKind(const CollOp& op);

@@ -144,6 +144,9 @@ __global__ void __launch_bounds__(kDevThreadsPerBlock) p2pKernel(const __grid_co
   cudaError_t launchP2p(const DevP2pLaunch& l, cudaStream_t s) {                   \
     p2pKernel<reduce::DType::kUint8><<<l.nqueues, kDevThreadsPerBlock, 0, s>>>(l); \
     return cudaGetLastError();                                                     \
+  }                                                                                \
+  const void* p2pKernelSymbol() {                                                  \
+    return reinterpret_cast<const void*>(&p2pKernel<reduce::DType::kUint8>);       \
   }
 
 }  // namespace chorus::coll::device

@@ -25,4 +25,8 @@ int launchDeviceP2p(const void* l, void* s) {
   return static_cast<int>(launchP2p(*static_cast<const DevP2pLaunch*>(l), static_cast<cudaStream_t>(s)));
 }
 
+const void* deviceP2pSymbol() {
+  return p2pKernelSymbol();
+}
+
 }  // namespace chorus::coll::device

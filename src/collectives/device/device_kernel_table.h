@@ -40,6 +40,7 @@ namespace chorus::coll::device {
 CHORUS_DEVICE_DTYPES(CHORUS_DECLARE_LAUNCHER)
 #undef CHORUS_DECLARE_LAUNCHER
 cudaError_t launchP2p(const DevP2pLaunch& l, cudaStream_t stream);
+const void* p2pKernelSymbol();
 }  // namespace chorus::coll::device
 #endif
 
@@ -58,5 +59,7 @@ struct DevKernelEntry {
 const DevKernelEntry* deviceKernelTable(int* n);
 // Launches the point-to-point kernel ((const DevP2pLaunch*, cudaStream_t) -> cudaError_t as int).
 int launchDeviceP2p(const void* launch, void* stream);
+// The point-to-point kernel's __global__ function, for cudaFuncGetAttributes.
+const void* deviceP2pSymbol();
 
 }  // namespace chorus::coll::device

@@ -4,7 +4,8 @@
 //
 // Run on an H100 (session 8) and an H200 (2026-11-27): the layer, engine and model tests (train_cuda_device_test) and
 // train_proofs.py's TP, PP and GPU-equals-host proofs pass; ranks as processes train. Ranks as threads on one GPU
-// hang with several gradient buckets per step, with ZeRO-3 and with 8 ranks of 3-D; cause not found (docs/training.md).
+// hung with several gradient buckets per step, with ZeRO-3 and with 8 ranks of 3-D; suspected: CUDA's lazy kernel
+// loading, which run/options.cc now turns off for them (not yet run on a GPU; docs/training.md).
 #ifndef CHORUS_TRAIN_CUDA_CUDA_DEVICE_H_
 #define CHORUS_TRAIN_CUDA_CUDA_DEVICE_H_
 

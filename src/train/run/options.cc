@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "comm/comm.h"
@@ -12,6 +13,15 @@
 
 namespace chorus::train {
 namespace {
+
+// Ranks as threads sharing a GPU: every kernel (the trainer's, cuBLAS's) is loaded when CUDA starts, not at its first
+// launch. Under lazy loading, CUDA's default, a thread that launches a kernel for the first time may wait for the
+// device's running kernels, among them another rank's collective waiting for this thread's rank: neither ends (the
+// library loads its own kernels early, collectives/device/device_executor.h; these are the trainer's). Must run before
+// the first CUDA call, which the device check below makes; a value the user set is kept.
+void loadCudaKernelsEagerlyForThreads(const TrainOptions& o) {
+  if (o.device == "cuda" && o.threads > 1) setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+}
 
 std::string checkOptions(const TrainOptions& o) {
   try {
@@ -33,6 +43,7 @@ std::string checkOptions(const TrainOptions& o) {
   if (o.device == "cuda" && o.backend != "chorus")
     return "--device cuda needs --backend chorus (the MPI backend has no communicators on a GPU)";
   if (o.device == "cuda" && o.elastic) return "--elastic runs on the host only (not with --device cuda)";
+  loadCudaKernelsEagerlyForThreads(o);
   if (std::string why = deviceUnavailableReason(o.device); !why.empty()) return why;
   if (o.elastic && (o.tp != 1 || o.pp != 1)) return "--elastic is data parallelism only: --tp 1 --pp 1";
   if (o.elastic && o.backend != "chorus") return "--elastic needs --backend chorus";
