@@ -68,7 +68,7 @@ class BlockCache {
     void* p = nullptr;
     cudaError_t e = cudaMallocAsync(&p, size, compute_);
     if (e == cudaErrorMemoryAllocation) {
-      (void)cudaGetLastError();  // the failed allocation's error is sticky until read
+      (void)cudaGetLastError();  // the failed allocation stays the last error until read
       trim();
       e = cudaMallocAsync(&p, size, compute_);
     }
@@ -91,8 +91,6 @@ class BlockCache {
     check(cudaEventRecord(b.ready, fence_), "cudaEventRecord (block cache)");
     free_.emplace(b.bytes, b);
   }
-
-  size_t cachedBlocks() const { return free_.size(); }
 
  private:
   struct Block {
