@@ -16,6 +16,7 @@
 #include "collectives/device/device_kernel_table.h"
 #include "collectives/device/device_launch_args.h"
 #include "collectives/reduce/reduce.h"
+#include "transport/cuda/cuda_util.h"
 
 namespace chorus::coll::device {
 
@@ -140,9 +141,7 @@ void loadKernels(int device) {
   std::vector<std::pair<const char*, const void*>> kernels;
   for (int i = 0; i < n; ++i) kernels.emplace_back(table[i].name, table[i].symbol());
   kernels.emplace_back("point-to-point", deviceP2pSymbol());
-  int prev = 0;
-  cudaGetDevice(&prev);
-  cudaSetDevice(device);
+  transport::cuda::DeviceScope scope(device);
   for (const auto& [name, symbol] : kernels) {
     cudaFuncAttributes attr;
     const cudaError_t e = cudaFuncGetAttributes(&attr, symbol);
@@ -151,7 +150,6 @@ void loadKernels(int device) {
       CHORUS_LOG_INFO(kInit, "CUDA device ", device, ": the ", name, " kernel did not load: ", cudaGetErrorString(e));
     }
   }
-  cudaSetDevice(prev);
 }
 
 int algoKind(const CollOp& op) {
