@@ -81,8 +81,16 @@ struct CollOp {
 // Bytes that cross the busiest link per rank, for logs and tuning.
 size_t collBytes(const CollOp& op, int nranks);
 
+// A field added to CollOp must be compared below (or named as ignored): this fails until it is looked at.
+static_assert(sizeof(CollOp) == 96, "compare the new field of CollOp in sameButBuffers");
+
 // True when a and b are the same operation tuned alike, on buffers that may differ: equal in every field but
-// sendbuff, recvbuff and the flight recorder's number (plan/plan_reuse.h).
-bool sameButBuffers(const CollOp& a, const CollOp& b);
+// sendbuff, recvbuff and the flight recorder's number (plan/plan_reuse.h). Inline: every call on a memoised plan
+// compares its operations with the plan's.
+inline bool sameButBuffers(const CollOp& a, const CollOp& b) {
+  return a.type == b.type && a.count == b.count && a.dtype == b.dtype && a.op == b.op && a.root == b.root &&
+         a.peer == b.peer && a.preMulSum == b.preMulSum && a.preMulBits == b.preMulBits && a.preMulAt == b.preMulAt &&
+         a.algo == b.algo && a.nChannels == b.nChannels && a.chunkBytes == b.chunkBytes;
+}
 
 }  // namespace chorus::coll

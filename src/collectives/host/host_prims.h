@@ -53,6 +53,7 @@ struct HostPrimsConfig {
 
 class HostPrims {
  public:
+  // `cfg` must outlive the primitives (they keep a reference to it).
   HostPrims(const HostPrimsConfig& cfg, transport::RecvConnection* const* recvs, int nrecv,
             transport::SendConnection* const* sends, int nsend);
 
@@ -100,7 +101,9 @@ class HostPrims {
   // Throws for a slot whose word (bytes and tag) from recvs_[i] is not the one expected.
   [[noreturn]] void mismatch(int i, uint64_t got, uint64_t want) const;
 
-  HostPrimsConfig cfg_;
+  // Held, not copied: a config outlives the primitives made from it (the executor makes both per collective), and a
+  // direct algorithm makes primitives for every peer on each call.
+  const HostPrimsConfig& cfg_;
   transport::RecvConnection* recvs_[kMaxRecvPeers];  // [0, nrecv_) valid
   transport::SendConnection* sends_[kMaxSendPeers];  // [0, nsend_) valid
   int nrecv_;
