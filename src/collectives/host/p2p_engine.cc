@@ -47,15 +47,50 @@ struct Progress {
   const Progress* partner = nullptr;
 };
 
+struct ThreadState;
+
+// The liveness check of an operation's waits: the operation's own, then the far end of every queue still owed a
+// transfer.
+struct QueuesLiveness {
+  const ThreadState* state;
+  void operator()() const;
+};
+
 // The engine's per-thread state, kept with its capacity (a warm operation allocates nothing).
 struct ThreadState {
   std::vector<Progress> queues;
   RefLedger ledger;
   std::vector<FutexWord> words;  // what a sleep watches (filled by raise() in runP2p)
   std::vector<Progress*> order;  // the queues as each pass visits them: sends first
+  // The operation's wait context, watching the queues' peers as well (QueuesLiveness), and the context it extends.
+  // Kept from call to call: building its std::function, and copying the caller's, was a tenth of an 8-byte send/recv.
+  WaitContext ctx;
+  const WaitContext* outer = nullptr;
   // Room for the most words one sleep watches from the start: the first sleep of a warm thread allocates nothing.
   ThreadState() { words.reserve(kMaxFutexWords); }
+
+  static_assert(sizeof(WaitContext) == 96, "copy WaitContext's new field in extend()");
+  // Makes ctx the operation's context: `outer`'s deadline, abort flag, name and budgets, and the queues' peers.
+  const WaitContext& extend(const WaitContext& o) {
+    outer = &o;
+    ctx.deadline = o.deadline;
+    ctx.abort = o.abort;
+    ctx.spinNs = o.spinNs;
+    ctx.yieldNs = o.yieldNs;
+    if (ctx.what != o.what) ctx.what = o.what;
+    if (ctx.liveness.target<QueuesLiveness>() == nullptr) ctx.liveness = QueuesLiveness{this};
+    return ctx;
+  }
 };
+
+void QueuesLiveness::operator()() const {
+  if (state->outer->liveness) state->outer->liveness();
+  for (const Progress& p : state->queues) {
+    if (p.cur == p.q->count) continue;
+    if (p.send) p.send->checkPeer();
+    if (p.recv) p.recv->checkPeer();
+  }
+}
 
 // Whether a receive of the plan writes into bytes [src, src + bytes), which a send reads: that send must copy through
 // the slots, as a reference would let its peer read what this rank has overwritten meanwhile (an in-place send/recv
@@ -171,15 +206,7 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
   RefLedger::Scope scope(ledger);
 
   // The operation's context, watching every peer still owed a transfer as well.
-  WaitContext ctx = *env.ctx;
-  ctx.liveness = [&] {
-    if (env.ctx->liveness) env.ctx->liveness();
-    for (const Progress& p : queues) {
-      if (p.cur == p.q->count) continue;
-      if (p.send) p.send->checkPeer();
-      if (p.recv) p.recv->checkPeer();
-    }
-  };
+  const WaitContext& ctx = state.extend(*env.ctx);
   auto disagree = [](const transport::RecvConnection& c, size_t got, size_t want) {
     CHORUS_THROW(Status::kRemoteError, c.what(), ": received ", got, " bytes where a transfer of ", want,
                  " bytes was expected: the send and the receive disagree on the size");
