@@ -63,6 +63,9 @@ struct PlanMemo {
   std::vector<coll::CollOp> plannedOps;
   coll::Plan plan;
   uint64_t lastUsed = 0;  // ThreadState::launches when it last served
+  // Whether the plan's connections were made once: a communicator keeps its connections for its life, so a memoised
+  // plan skips ConnectionSet::connect (its check of every connection was 3 % of an 8-byte broadcast).
+  bool connected = false;
 };
 
 // Plans kept per thread: a loop that alternates a few different operations (an all-reduce and a broadcast, the
@@ -77,12 +80,12 @@ struct ThreadState {
   uint64_t plansMade = 0;  // planWork calls, for plansMadeOnThisThread
 };
 
-// The plan of `ops`. A plan depends on the operations and the communicator alone, and a thread that repeats
-// operations it ran among its last kPlanMemos plans, on the same buffers or on buffers all moved by one
+// The memo that holds the plan of `ops`. A plan depends on the operations and the communicator alone, and a thread
+// that repeats operations it ran among its last kPlanMemos plans, on the same buffers or on buffers all moved by one
 // distance, moves that plan instead (collectives/plan/plan_reuse.h): planWork is about 400 of the 2,700
 // instructions of an 8-byte blocking broadcast. Otherwise the least recently used memo is planned again (its
 // storage reused).
-coll::Plan& planOnce(const Comm& comm, const std::vector<coll::CollOp>& ops, ThreadState* state) {
+PlanMemo& planOnce(const Comm& comm, const std::vector<coll::CollOp>& ops, ThreadState* state) {
   const uint64_t now = ++state->launches;
   PlanMemo* oldest = &state->memos[0];
   for (PlanMemo& m : state->memos) {
@@ -94,17 +97,18 @@ coll::Plan& planOnce(const Comm& comm, const std::vector<coll::CollOp>& ops, Thr
         m.plannedOps[i].recvbuff = ops[i].recvbuff;
       }
       m.lastUsed = now;
-      return m.plan;
+      return m;
     }
     if (m.lastUsed < oldest->lastUsed) oldest = &m;
   }
   oldest->plannedFor = 0;
+  oldest->connected = false;
   ++state->plansMade;
   coll::planWork(ops, comm.planContext(), &oldest->plan);
   oldest->plannedOps = ops;  // reuses its capacity
   oldest->plannedFor = comm.serial();
   oldest->lastUsed = now;
-  return oldest->plan;
+  return *oldest;
 }
 
 // One communicator's share: plan it, connect what the plan lists, run it.
@@ -116,8 +120,12 @@ void executeWork(const CommWork& w) {
   WaitContext& ctx = state.ctx;
   comm.fillWaitContext(&ctx);
   if (comm.options().checkMode) checkMatchingCalls(comm, w.ops, ctx);
-  const coll::Plan& plan = planOnce(comm, withPreMulSumApplied(w.ops, comm.nranks()), &state);
-  comm.connections().connect(plan.connections, transport::FifoMemory::kHost);
+  PlanMemo& memo = planOnce(comm, withPreMulSumApplied(w.ops, comm.nranks()), &state);
+  const coll::Plan& plan = memo.plan;
+  if (!memo.connected) {
+    comm.connections().connect(plan.connections, transport::FifoMemory::kHost);
+    memo.connected = true;
+  }
   coll::ExecEnv env;
   env.rank = comm.rank();
   env.nranks = comm.nranks();
