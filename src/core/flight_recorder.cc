@@ -132,7 +132,7 @@ FlightRecorder::Slot* FlightRecorder::slotOf(uint64_t seq) const {
   return &slots_[seq % static_cast<uint64_t>(capacity_)];
 }
 
-uint64_t FlightRecorder::queued(const coll::CollOp& op) {
+uint64_t FlightRecorder::queued(const coll::CollOp& op, bool running) {
   if (capacity_ == 0) return 0;
   // One thread at a time issues a communicator's operations (chorus.h: a communicator is not used from two threads
   // at once), so the number is read and written, not incremented with a locked instruction: that fetch_add was
@@ -148,9 +148,10 @@ uint64_t FlightRecorder::queued(const coll::CollOp& op) {
                 std::memory_order_relaxed);
   s->peer.store(coll::isSendRecv(op.type) ? op.peer : -1, std::memory_order_relaxed);
   s->count.store(op.count, std::memory_order_relaxed);
-  s->state.store(static_cast<uint32_t>(FrState::kQueued), std::memory_order_relaxed);
-  s->queuedUs.store(coarseNowUs(), std::memory_order_relaxed);
-  s->startUs.store(0, std::memory_order_relaxed);
+  s->state.store(static_cast<uint32_t>(running ? FrState::kRunning : FrState::kQueued), std::memory_order_relaxed);
+  const int64_t now = coarseNowUs();
+  s->queuedUs.store(now, std::memory_order_relaxed);
+  s->startUs.store(running ? now : 0, std::memory_order_relaxed);
   s->endUs.store(0, std::memory_order_relaxed);
   s->seqPlusOne.store(seq + 1, std::memory_order_release);
   return seq;

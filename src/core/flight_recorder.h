@@ -48,8 +48,9 @@ class FlightRecorder {
   FlightRecorder& operator=(const FlightRecorder&) = delete;
 
   bool enabled() const { return capacity_ > 0; }
-  // Records a newly queued operation; returns its sequence number (kept in CollOp::recordSeq).
-  uint64_t queued(const coll::CollOp& op);
+  // Records a newly queued operation; returns its sequence number (kept in CollOp::recordSeq). `running`: it starts
+  // now, on the calling thread (a blocking call), and is recorded as started too (started() need not follow).
+  uint64_t queued(const coll::CollOp& op, bool running = false);
   void started(uint64_t seq);
   void finished(uint64_t seq, bool ok);
 

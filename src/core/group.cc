@@ -43,23 +43,24 @@ struct GroupState {
 thread_local GroupState group;
 
 // Counts a host operation as queued on its communicator (finalize and destroy wait for it) and gives it its
-// flight-recorder number.
-void markQueued(Comm* comm, coll::CollOp* op) {
+// flight-recorder number; `running`: it runs now, on this thread (FlightRecorder::queued).
+void markQueued(Comm* comm, coll::CollOp* op, bool running) {
   comm->opEnqueued();
-  if (FlightRecorder* fr = comm->recorder(); fr != nullptr && fr->enabled()) op->recordSeq = fr->queued(*op);
+  if (FlightRecorder* fr = comm->recorder(); fr != nullptr && fr->enabled()) op->recordSeq = fr->queued(*op, running);
 }
 
-// Makes `launch` one work of n operations of one host communicator, reusing its storage (a warm launch allocates
-// nothing). opAt(i) is the i-th operation in issue order.
+// Makes `launch` one work of n operations of one host communicator that run at once on this thread, reusing its
+// storage (a warm launch allocates nothing). opAt(i) is the i-th operation in issue order.
 template <typename OpAt>
 void fillOneWork(std::vector<CommWork>& launch, Comm* comm, size_t n, OpAt opAt) {
   launch.resize(1);
   CommWork& w = launch[0];
   w.comm = comm;
   w.ops.clear();
+  w.startedWhenQueued = true;
   for (size_t i = 0; i < n; ++i) {
     w.ops.push_back(opAt(i));
-    markQueued(comm, &w.ops.back());
+    markQueued(comm, &w.ops.back(), /*running=*/true);
   }
 }
 
@@ -86,6 +87,7 @@ struct StreamLaunch {
     CommWork& w = works[n++];
     w.comm = comm;
     w.ops.clear();
+    w.startedWhenQueued = false;
     return w;
   }
 };
@@ -146,7 +148,7 @@ void launch(const std::vector<PendingCall>& allCalls) {
     }
     CommWork& w = l->workOf(c.comm);
     w.ops.push_back(c.op);
-    markQueued(c.comm, &w.ops.back());
+    markQueued(c.comm, &w.ops.back(), /*running=*/false);
   }
   StreamLaunch* blocking = nullptr;
   for (size_t i = 0; i < nStreams; ++i) {
@@ -182,7 +184,7 @@ void submit(Comm* comm, CallStream stream, const coll::CollOp& op) {
     // per-stream sorting to do.
     if (stream.host != nullptr) {
       coll::CollOp queued = op;
-      markQueued(comm, &queued);
+      markQueued(comm, &queued, /*running=*/false);
       stream.host->enqueue(comm, &queued, 1);  // held in its queue slot: no storage to allocate or hand over
       return;
     }

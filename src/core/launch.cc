@@ -148,7 +148,7 @@ Failure executeLaunch(const std::vector<CommWork>& works) {
   auto runOne = [&](const CommWork& w) {
     Failure f;
     FlightRecorder* fr = w.comm->recorder();
-    if (fr != nullptr && fr->enabled()) {
+    if (fr != nullptr && fr->enabled() && !w.startedWhenQueued) {
       for (const coll::CollOp& op : w.ops) fr->started(op.recordSeq);
     }
     std::optional<OpTrace> trace;

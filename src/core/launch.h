@@ -16,6 +16,9 @@ class Comm;
 struct CommWork {
   Comm* comm = nullptr;
   std::vector<coll::CollOp> ops;  // in issue order
+  // The flight recorder recorded its operations as running when they were queued (a blocking call, run at once on
+  // the calling thread): executeLaunch does not record their start again.
+  bool startedWhenQueued = false;
 };
 
 // Runs every work: plans it, connects what the plan lists and runs it (collectives/host/host_executor.h).

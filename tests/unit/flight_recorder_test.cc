@@ -45,6 +45,27 @@ TEST(FlightRecorder, KeepsTheLastOperationsOldestFirst) {
   EXPECT_EQ(fr.entries()[0].state, FrState::kFailed);
 }
 
+// A blocking call runs as it is queued: one record says so, with its start at its queueing, and finishing it needs no
+// started() first.
+TEST(FlightRecorder, AnOperationQueuedRunningIsStartedAtOnce) {
+  FlightRecorder fr(4, 0, 2, 7);
+  const uint64_t a = fr.queued(op(coll::CollType::kBroadcast, 8, 1), /*running=*/true);
+  const uint64_t b = fr.queued(op(coll::CollType::kAllReduce, 9), /*running=*/false);
+  std::vector<FrEntry> es = fr.entries();
+  ASSERT_EQ(es.size(), 2u);
+  EXPECT_EQ(es[0].state, FrState::kRunning);
+  EXPECT_GT(es[0].startUs, 0);
+  EXPECT_EQ(es[0].startUs, es[0].queuedUs);
+  EXPECT_EQ(es[1].state, FrState::kQueued);
+  EXPECT_EQ(es[1].startUs, 0);
+  fr.finished(a, true);
+  fr.finished(b, false);
+  es = fr.entries();
+  EXPECT_EQ(es[0].state, FrState::kDone);
+  EXPECT_GE(es[0].endUs, es[0].startUs);
+  EXPECT_EQ(es[1].state, FrState::kFailed);
+}
+
 TEST(FlightRecorder, RecordsRootsAndPeers) {
   FlightRecorder fr(8, 0, 4, 1);
   fr.queued(op(coll::CollType::kBroadcast, 5, 3));
