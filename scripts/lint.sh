@@ -12,7 +12,12 @@ echo "$files" | xargs clang-format --dry-run --Werror
 srcs=$(git ls-files 'src/*.cc' | grep -v '/device/')
 echo "lint: clang-tidy on $(echo "$srcs" | wc -l) library sources"
 log=$(mktemp)
-echo "$srcs" | xargs -P "$(nproc)" -n 8 clang-tidy -p "$build" --quiet >"$log" 2>&1 || true
+# clang-tidy parses with clang, which may not know every GCC flag of the build (-mtls-dialect=gnu2 before clang 19):
+# it reads a copy of the compile commands without them.
+db=$(mktemp -d)
+sed 's/ -mtls-dialect=gnu2//g' "$build/compile_commands.json" >"$db/compile_commands.json"
+echo "$srcs" | xargs -P "$(nproc)" -n 8 clang-tidy -p "$db" --quiet >"$log" 2>&1 || true
+rm -rf "$db"
 if grep -q 'error:' "$log"; then
   grep -v '^[0-9]* warnings generated' "$log"
   echo "lint: clang-tidy found problems"
