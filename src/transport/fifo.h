@@ -56,8 +56,8 @@ constexpr int kMaxSlots = 64;  // the deepest FIFO fifoInit accepts (communicato
 constexpr size_t kCacheLine = 64;
 // Mailbox lines per FIFO, a power of two: how far a producer of small messages runs ahead of its consumer. With
 // ranks that outnumber cores, a producer that finds the ring full gives up its core; 8 lines cost a 4-rank 8-byte
-// broadcast on 2 cores a context switch every 8 calls at the root (0.75-0.85 us per call, 64 lines 0.41-0.47,
-// docs/performance.md). 64 lines add 32 KiB to a FIFO's control block (its slots hold 1 MiB).
+// broadcast on 2 cores a context switch every 6-8 calls at the root (0.94-1.19 us per call in place, 64 lines
+// 0.53-0.64, docs/performance.md). 64 lines add 32 KiB to a FIFO's control block (its slots hold 1 MiB).
 constexpr int kMailboxLines = 64;
 constexpr size_t kMailboxLineBytes = 9 * kCacheLine;     // one mailbox line: header and payload
 constexpr size_t kMailboxBytes = kMailboxLineBytes - 8;  // payload of one mailbox line
