@@ -162,7 +162,7 @@ void runCollective(const CollPlan& c, const std::vector<const void*>& copies, co
   cfg.input = op.sendbuff;
   cfg.output = op.recvbuff;
   cfg.eltSize = c.eltSize;
-  // A broadcast, gather or all-to-all copies: its primitives never reduce or scale (compute, host_prims.cc).
+  // A broadcast or an all-gather only copies: its primitives never reduce or scale (compute, host_prims.cc).
   if (isReduction(op.type) || c.premul != 1.0 || c.postDiv != 1) cfg.kernels = &reduce::kernels(op.dtype, op.op);
   cfg.premul.premul = c.premul;
   cfg.postDiv = c.postDiv;
