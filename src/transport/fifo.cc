@@ -203,6 +203,10 @@ FifoControl* fifoInit(void* mem, int nslots, size_t slotBytes, size_t trailerByt
   return f;
 }
 
+void fifoWarmSlots(FifoControl* f) {
+  std::memset(fifoSlot(f, 0), 0, f->nslots * f->slotStride);
+}
+
 void fifoClose(FifoControl* f) {
   f->closed.store(1, std::memory_order_seq_cst);
   // Wake unconditionally: closing is rare, and a sleeper must not wait for its next 1 ms slice.

@@ -109,6 +109,11 @@ FifoControl* fifoInit(void* mem, int nslots, size_t slotBytes, size_t trailerByt
 // Marks the FIFO closed (this end goes away or failed) and wakes whoever sleeps on either counter, so that
 // the far end's waits end with chorusRemoteError instead of their deadline.
 void fifoClose(FifoControl* f);
+// Writes every slot of the FIFO once (zeros; the slots carry nothing yet), from the producer's end as it connects: the
+// shm FIFO's pages come zeroed from the kernel and out of this core's cache, so that without it the first pass of
+// small transfers through the ring (a 1 KiB all-gather block takes slot k of 8 on the k-th call) missed to memory on
+// every slot: 0.2-0.5 us per call in the first 8 calls, which were most of a 10-call benchmark row (issue 14).
+void fifoWarmSlots(FifoControl* f);
 // Payload of slot i of the FIFO at `mem`.
 inline char* fifoSlot(FifoControl* f, uint32_t i) {
   return reinterpret_cast<char*>(f) + ((sizeof(FifoControl) + 4095) & ~size_t(4095)) + (i % f->nslots) * f->slotStride;

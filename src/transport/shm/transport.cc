@@ -116,6 +116,7 @@ std::unique_ptr<Connection> ShmTransport::connectSend(const ConnectSpec& spec, c
   CHORUS_CHECK_ARG(f->nslots == d.nslots && f->slotBytes == d.slotBytes, what,
                    ": shared memory geometry does not match the descriptor");
   const bool refs = senderRefs(f, d, spec.peer.pid);
+  fifoWarmSlots(f);  // this end has published nothing yet
   CHORUS_LOG_TRACE(kShm, what, ": ", refs ? "single copy (the receiver reads this process)" : "copies through slots");
   PeerCheck check = processCheck(spec.peer, what);
   return std::make_unique<SendConnection>(std::move(seg), std::move(what), std::move(check), refs);
