@@ -17,8 +17,8 @@ namespace chorus::test {
 namespace {
 
 // The child's arguments: "full" (else the quick subset), then optionally "shared-both", "shared-one" (buffers from
-// chorusMemAlloc, sharedBuffersSweep's), "large" (largeSweep) or "shared-large" (largeSweep from chorusMemAlloc
-// buffers: the mapped path by default).
+// chorusMemAlloc, sharedBuffersSweep's), "large" (largeSweep), "shared-large" (largeSweep from chorusMemAlloc
+// buffers: the mapped path by default) or "streamed" (streamedSweep).
 SweepConfig configFor(const std::vector<std::string>& args) {
   SweepConfig cfg = !args.empty() && args[0] == "full" ? fullSweep() : quickSweep();
   const std::string shared = args.size() > 1 ? args[1] : "";
@@ -28,6 +28,8 @@ SweepConfig configFor(const std::vector<std::string>& args) {
   } else if (shared == "large" || shared == "shared-large") {
     cfg = largeSweep();
     if (shared == "shared-large") cfg.shared = SharedBuffers::kBoth;
+  } else if (shared == "streamed") {
+    cfg = streamedSweep();
   }
   return cfg;
 }
@@ -171,6 +173,13 @@ INSTANTIATE_TEST_SUITE_P(Ranks, CollProcsSharedBuffersWide, ::testing::Values(5)
 TEST(CollProcsChunkAboveFifo, Completes) {
   runProcesses(2, 1, false, {{"CHORUS_CHUNKSIZE", "2097152"}, {"CHORUS_TIMEOUT_MS", "60000"}}, "large");
 }
+
+// Outputs of 16 MiB and more, written with streaming stores: at 3 ranks the rings also forward what they store.
+class CollProcsStreamedOutput : public ::testing::TestWithParam<int> {};
+TEST_P(CollProcsStreamedOutput, Large) {
+  runProcesses(GetParam(), 1, false, {}, "streamed");
+}
+INSTANTIATE_TEST_SUITE_P(Ranks, CollProcsStreamedOutput, ::testing::Values(2, 3));
 
 TEST(CollSimHosts, Quick) {
   runProcesses(4, 2, false);

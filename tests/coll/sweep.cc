@@ -259,6 +259,13 @@ SweepConfig largeSweep() {
   return c;
 }
 
+SweepConfig streamedSweep() {
+  SweepConfig c = largeSweep();
+  c.ops = {chorusSum, chorusAvg};           // avg: a post-divisor on the way to the streamed output
+  c.counts = {(size_t{16} << 20) / 4 + 5};  // 16 MiB and 20 bytes per rank's block
+  return c;
+}
+
 std::vector<std::string> runSweep(chorusComm_t comm, const SweepConfig& cfg) {
   int rank = 0, n = 1;
   chorusCommUserRank(comm, &rank);

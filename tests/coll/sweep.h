@@ -40,6 +40,9 @@ SweepConfig sharedBuffersSweep();
 // The collectives of the host primitives on one count of 4 MiB per rank (past the FIFO's 1 MiB, and the default
 // threshold of the mapped reads, CHORUS_MAPPED_MIN_BYTES).
 SweepConfig largeSweep();
+// largeSweep on 16 MiB per rank's block: every output past collectives/tuning.h's streamsOutput, so that the host
+// primitives write it with streaming stores (and, for copies that also go to a peer, from the slot: host_prims.cc).
+SweepConfig streamedSweep();
 
 // Runs the sweep on comm; returns one line per failing case (empty: all passed).
 std::vector<std::string> runSweep(chorusComm_t comm, const SweepConfig& cfg);

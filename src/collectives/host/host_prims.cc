@@ -132,6 +132,12 @@ void HostPrims::checkWord(int i, uint64_t word, size_t left) const {
   }
 }
 
+bool HostPrims::streamsCopy(Src src, bool postOp) const {
+  if (src == kFromRecv) return true;
+  // kFromInput copies unless a premultiplier or the post-divisor scales on the way (compute).
+  return src == kFromInput && cfg_.premul.premul == 1.0 && cfg_.premul.postDiv == 1 && !(postOp && cfg_.postDiv != 1);
+}
+
 void HostPrims::compute(Src src, char* primary, bool primaryIsOutput, const char* inPtr, const char* outPtr,
                         const void* const* slots, size_t m, bool postOp) {
   const size_t bytes = m * cfg_.eltSize;
@@ -282,8 +288,12 @@ void HostPrims::runSlices(Src src, size_t inOff, bool toOutput, size_t outOff, b
     }
 
     // Compute into the first destination (nothing to compute when every peer gets a reference to bytes in
-    // place), then copy to the other slots.
-    char* primary = outPtr != nullptr ? outPtr : firstSlot;
+    // place), then copy to the other slots. An output that a copy writes with streaming stores comes last, from the
+    // first data slot: copied into first, it would send its lines to memory and the slot copies read them back.
+    // A copy from an input in place writes no output at all.
+    const bool outputLast = outPtr != nullptr && firstSlot != nullptr && cfg_.nonTemporalOutput &&
+                            streamsCopy(src, postOp) && !(src == kFromInput && inPtr == outPtr);
+    char* primary = outPtr != nullptr && !outputLast ? outPtr : firstSlot;
     const bool primaryIsOutput = primary == outPtr && outPtr != nullptr;
     const void* slots[kMaxRecvPeers];
     if (needRecv) {
@@ -309,6 +319,9 @@ void HostPrims::runSlices(Src src, size_t inOff, bool toOutput, size_t outOff, b
       if (dstSlots[i] != primary) copyOut(dstSlots[i], primary, bytes, false);
       sends_[i]->post(bytes, cfg_.slotTag);
     }
+    // The peers read the slot meanwhile (this end writes it again only once it is acquired again); references to the
+    // output go out only once the output holds the slice.
+    if (outputLast) copyOut(outPtr, primary, bytes, /*finalOutput=*/true);
     if (!early) {
       for (int i = 0; i < nsend; ++i) {
         if (!ref[i]) continue;

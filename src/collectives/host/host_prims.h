@@ -78,6 +78,9 @@ class HostPrims {
   void runSmall(Src src, size_t inOff, bool toOutput, size_t outOff, bool toPeers, size_t n, bool postOp);
   // run() for the others: slice by slice, with references where they apply.
   void runSlices(Src src, size_t inOff, bool toOutput, size_t outOff, bool toPeers, size_t n, bool postOp);
+  // Whether compute() copies `src` unchanged, and so into an output with streaming stores when the config asks for
+  // them.
+  bool streamsCopy(Src src, bool postOp) const;
   // Computes m elements of one slice from `src` into primary (the output, or the first send slot).
   void compute(Src src, char* primary, bool primaryIsOutput, const char* inPtr, const char* outPtr,
                const void* const* slots, size_t m, bool postOp);
