@@ -107,8 +107,7 @@ const char* HostPrims::refSource(Src src, size_t inOff, bool toOutput, size_t ou
   const char* in = static_cast<const char*>(cfg_.input) + inOff * cfg_.eltSize;
   const char* out = static_cast<const char*>(cfg_.output) + outOff * cfg_.eltSize;
   // The input goes out unchanged: no premultiplier, and no post-divisor on the output it may also be copied to.
-  const bool inputAsIs = src == kFromInput && cfg_.inputRefs && cfg_.premul.premul == 1.0 && cfg_.premul.postDiv == 1 &&
-                         !(toOutput && postOp && cfg_.postDiv != 1);
+  const bool inputAsIs = src == kFromInput && cfg_.inputRefs && inputUnscaled(toOutput && postOp);
   *early = inputAsIs || src == kFromOutput;
   if (inputAsIs) return in;
   if (src == kFromOutput || toOutput) return out;
@@ -132,10 +131,12 @@ void HostPrims::checkWord(int i, uint64_t word, size_t left) const {
   }
 }
 
+bool HostPrims::inputUnscaled(bool postDivided) const {
+  return cfg_.premul.premul == 1.0 && cfg_.premul.postDiv == 1 && !(postDivided && cfg_.postDiv != 1);
+}
+
 bool HostPrims::streamsCopy(Src src, bool postOp) const {
-  if (src == kFromRecv) return true;
-  // kFromInput copies unless a premultiplier or the post-divisor scales on the way (compute).
-  return src == kFromInput && cfg_.premul.premul == 1.0 && cfg_.premul.postDiv == 1 && !(postOp && cfg_.postDiv != 1);
+  return src == kFromRecv || (src == kFromInput && inputUnscaled(postOp));
 }
 
 void HostPrims::compute(Src src, char* primary, bool primaryIsOutput, const char* inPtr, const char* outPtr,
@@ -143,11 +144,11 @@ void HostPrims::compute(Src src, char* primary, bool primaryIsOutput, const char
   const size_t bytes = m * cfg_.eltSize;
   switch (src) {
     case kFromInput: {
-      reduce::ReduceParams p = cfg_.premul;
-      if (postOp && primaryIsOutput) p.postDiv = cfg_.postDiv;
-      if (p.premul == 1.0 && p.postDiv == 1) {
+      if (inputUnscaled(postOp && primaryIsOutput)) {
         copyOut(primary, inPtr, bytes, primaryIsOutput);
       } else {
+        reduce::ReduceParams p = cfg_.premul;
+        if (postOp && primaryIsOutput) p.postDiv = cfg_.postDiv;
         cfg_.kernels->scale(primary, inPtr, m, p);
       }
       break;

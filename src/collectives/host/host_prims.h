@@ -78,8 +78,10 @@ class HostPrims {
   void runSmall(Src src, size_t inOff, bool toOutput, size_t outOff, bool toPeers, size_t n, bool postOp);
   // run() for the others: slice by slice, with references where they apply.
   void runSlices(Src src, size_t inOff, bool toOutput, size_t outOff, bool toPeers, size_t n, bool postOp);
-  // Whether compute() copies `src` unchanged, and so into an output with streaming stores when the config asks for
-  // them.
+  // Whether the input goes out as it is: no premultiplier, and no post-divisor where `postDivided` (the post-op
+  // applies to where it is written). compute() copies it then, refSource() may send a reference to it.
+  bool inputUnscaled(bool postDivided) const;
+  // Whether compute() copies `src` unchanged into the output (with streaming stores when the config asks for them).
   bool streamsCopy(Src src, bool postOp) const;
   // Computes m elements of one slice from `src` into primary (the output, or the first send slot).
   void compute(Src src, char* primary, bool primaryIsOutput, const char* inPtr, const char* outPtr,
