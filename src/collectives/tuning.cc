@@ -124,6 +124,7 @@ void chooseFresh(CollOp& op, const TuningContext& t) {
     double best = -1;
     for (Algo a : {Algo::kRing, Algo::kTree, Algo::kDirect}) {
       if (a == Algo::kDirect && !t.directByModel) continue;
+      if (a == Algo::kTree && !t.treeByModel) continue;
       double us = predictUs(op, a, t);
       if (us >= 0 && (best < 0 || us < best)) {
         best = us;

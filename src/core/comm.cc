@@ -180,6 +180,9 @@ void Comm::setUp(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
   // core is not oversubscribed when its peers are bound to others. CHORUS_SPIN_US, when set, still decides.
   oversubscribed_ =
       ranksOutnumberCpus(localCpuMasks(peers_, self.hostHash), onlineCpus()) && !param::text("CHORUS_SPIN_US");
+  // There a host rank's tree waits far longer than a ring (TuningContext::treeByModel); a GPU runs its channels
+  // side by side, so the device executor keeps the model's trees.
+  tuning_.treeByModel = options_.device >= 0 || !oversubscribed_;
   if (logEnabled(LogLevel::kInfo, kInit)) {
     std::string line;
     for (int r = 0; r < nranks_; ++r) {

@@ -1,9 +1,11 @@
 // What a user sees around the collectives, through the public header only: chorusGetLastError (the latest error
-// of a communicator, pointers that stay valid), the version line and quiet INFO logs, an in-process
-// communicator that opens no listener, chorusCommInitAll's devlist, and chorusCommInitFromEnv under a launcher
-// that gives no address (plain mpirun on one host; a clear error across hosts).
+// of a communicator, pointers that stay valid), the version line and quiet INFO logs (with the tuner's choices for
+// ranks that outnumber their cores), an in-process communicator that opens no listener, chorusCommInitAll's
+// devlist, and chorusCommInitFromEnv under a launcher that gives no address (plain mpirun on one host; a clear
+// error across hosts).
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -317,6 +319,56 @@ TEST(Logs, WarnLevelVersionLineComesFromRankZeroOnly) {
   int withVersion = 0;
   for (const std::string& log : logs) withVersion += contains(log, "Chorus version ") ? 1 : 0;
   EXPECT_EQ(withVersion, 1);
+}
+
+// Pins itself to one CPU (the first it may run on), so that the ranks outnumber their cores on any machine, joins the
+// launcher's ranks, and runs a broadcast of 8 KiB and a reduce of 4 KiB, checking every element.
+const bool kOneCpuChild = registerChild("one_cpu", [](int rank, int n, const std::vector<std::string>&) {
+  cpu_set_t mask;
+  if (sched_getaffinity(0, sizeof(mask), &mask) != 0) return 2;
+  int first = 0;
+  while (first < CPU_SETSIZE && !CPU_ISSET(first, &mask)) ++first;
+  CPU_ZERO(&mask);
+  CPU_SET(first, &mask);
+  if (sched_setaffinity(0, sizeof(mask), &mask) != 0) return 3;
+  chorusComm_t comm;
+  if (chorusCommInitFromEnv(&comm, nullptr) != chorusSuccess) return 4;
+  std::vector<float> b(2048, static_cast<float>(rank));
+  std::vector<float> r(1024, 1.0f + static_cast<float>(rank));
+  std::vector<float> sum(r.size(), 0.0f);
+  if (chorusBroadcast(b.data(), b.data(), b.size(), chorusFloat32, n - 1, comm, nullptr) != chorusSuccess ||
+      chorusReduce(r.data(), sum.data(), r.size(), chorusFloat32, chorusSum, 0, comm, nullptr) != chorusSuccess) {
+    return 5;
+  }
+  const float want = static_cast<float>(n * (n + 1) / 2);
+  for (float x : b) {
+    if (x != static_cast<float>(n - 1)) return 6;
+  }
+  for (float x : sum) {
+    if (rank == 0 && x != want) return 7;
+  }
+  chorusCommFinalize(comm);
+  chorusCommDestroy(comm);
+  return 0;
+});
+
+// Ranks that outnumber their cores get rings where the model would pick trees (a broadcast of 8 KiB and a reduce of
+// 4 KiB at 4 ranks): there every wait yields the core, and a tree waited 3-9x longer (docs/performance.md).
+TEST(Logs, OversubscribedRanksTuneToRingsNotTrees) {
+  TempDir dir;
+  ChildOptions opt;
+  opt.env = {
+      {"CHORUS_DEBUG", "INFO"}, {"CHORUS_DEBUG_SUBSYS", "INIT,TUNING"}, {"CHORUS_DEBUG_FILE", dir.path + "/log.%p"}};
+  for (const ChildResult& r : runChildren("one_cpu", 4, opt)) EXPECT_EQ(r.exitCode, 0) << "pid " << r.pid;
+  const std::vector<std::string> files = dir.files();
+  ASSERT_EQ(files.size(), 4u);
+  for (const std::string& f : files) {
+    const std::string log = readFile(f);
+    EXPECT_TRUE(contains(log, " oversubscribed transports per peer:")) << log;
+    EXPECT_TRUE(contains(log, "Broadcast: 8192 bytes, 4 ranks on 1 hosts -> Ring")) << log;
+    EXPECT_TRUE(contains(log, "Reduce: 4096 bytes, 4 ranks on 1 hosts -> Ring")) << log;
+    EXPECT_FALSE(contains(log, "-> Tree")) << log;
+  }
 }
 
 // ---- chorusCommInitFromEnv without an address ------------------------------------------------------------------

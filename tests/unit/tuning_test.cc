@@ -81,6 +81,52 @@ TEST(Tuning, AForcedChunkIsAtMostHalfAFifo) {
   }
 }
 
+// The model's own choice (no CHORUS_ALGO) for `type` over `bytes` at `nranks` ranks on one host.
+Algo modelChoice(CollType type, size_t bytes, int nranks, bool treeByModel) {
+  TuningContext t = hostContext(2);
+  t.nranks = nranks;
+  t.algoSpec.clear();
+  t.treeByModel = treeByModel;
+  CollOp op = allReduce(bytes);
+  op.type = type;
+  tune(op, t);
+  return op.algo;
+}
+
+// Ranks that outnumber their cores (treeByModel false) get no tree from the model: a ring or, where it fits, a
+// direct exchange. With a core each, the model picks trees where their depth wins: small reductions to a root,
+// and mid-size broadcasts and all-reduces at 8 ranks.
+TEST(Tuning, OversubscribedRanksGetNoTreeFromTheModel) {
+  bool treeSomewhere = false;
+  for (CollType type : {CollType::kBroadcast, CollType::kReduce, CollType::kAllReduce}) {
+    for (int nranks : {3, 4, 5, 8, 16}) {
+      for (size_t bytes = 8; bytes <= (size_t{64} << 20); bytes *= 4) {
+        EXPECT_NE(modelChoice(type, bytes, nranks, false), Algo::kTree)
+            << collName(type) << " " << bytes << " bytes " << nranks << " ranks";
+        treeSomewhere = treeSomewhere || modelChoice(type, bytes, nranks, true) == Algo::kTree;
+      }
+    }
+  }
+  EXPECT_TRUE(treeSomewhere);
+  EXPECT_EQ(modelChoice(CollType::kReduce, 8, 4, true), Algo::kTree);
+  EXPECT_EQ(modelChoice(CollType::kReduce, 8, 4, false), Algo::kRing);
+  EXPECT_EQ(modelChoice(CollType::kBroadcast, 8192, 8, true), Algo::kTree);
+  EXPECT_EQ(modelChoice(CollType::kBroadcast, 8192, 8, false), Algo::kRing);
+}
+
+// CHORUS_ALGO=tree still runs trees there (the forced-algorithm tests rely on it).
+TEST(Tuning, AForcedTreeHoldsWhenTheModelLeavesTreesOut) {
+  TuningContext t = hostContext(2);
+  t.nranks = 4;
+  t.algoSpec = "tree";
+  t.treeByModel = false;
+  CollOp op = allReduce(4096);
+  op.type = CollType::kReduce;
+  tune(op, t);
+  EXPECT_EQ(op.algo, Algo::kTree);
+  EXPECT_EQ(op.nChannels, 2);
+}
+
 // CHORUS_BUFFSIZE is unset in the test environment: host FIFOs hold 1 MiB, device FIFOs NCCL's 4 MiB.
 TEST(FifoGeometry, DeviceFifosAreFourTimesTheHostsByDefault) {
   ASSERT_EQ(std::getenv("CHORUS_BUFFSIZE"), nullptr);
