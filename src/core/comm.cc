@@ -181,8 +181,10 @@ void Comm::setUp(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
   oversubscribed_ =
       ranksOutnumberCpus(localCpuMasks(peers_, self.hostHash), onlineCpus()) && !param::text("CHORUS_SPIN_US");
   // There a host rank's tree waits far longer than a ring (TuningContext::treeByModel); a GPU runs its channels
-  // side by side, so the device executor keeps the model's trees.
-  tuning_.treeByModel = options_.device >= 0 || !oversubscribed_;
+  // side by side, so the device executor keeps the model's trees. Every rank must tune alike: decided from every
+  // host's ranks, not from this rank's host (a 5-rank communicator on 2 hosts, 3 ranks oversubscribed on one and 2 not
+  // on the other, ran trees on one host and rings on the other until the deadline).
+  tuning_.treeByModel = options_.device >= 0 || !anyHostOversubscribed(peers_);
   if (logEnabled(LogLevel::kInfo, kInit)) {
     std::string line;
     for (int r = 0; r < nranks_; ++r) {

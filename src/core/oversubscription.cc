@@ -23,4 +23,17 @@ std::vector<CpuMask> localCpuMasks(const std::vector<transport::PeerInfo>& peers
   return masks;
 }
 
+bool anyHostOversubscribed(const std::vector<transport::PeerInfo>& peers) {
+  std::vector<uint64_t> hosts;
+  for (const transport::PeerInfo& p : peers) {
+    if (std::find(hosts.begin(), hosts.end(), p.hostHash) == hosts.end()) hosts.push_back(p.hostHash);
+  }
+  for (uint64_t host : hosts) {
+    const std::vector<CpuMask> masks = localCpuMasks(peers, host);
+    const bool known = std::none_of(masks.begin(), masks.end(), [](const CpuMask& m) { return m.empty(); });
+    if (known && ranksOutnumberCpus(masks, 0)) return true;
+  }
+  return false;
+}
+
 }  // namespace chorus::core

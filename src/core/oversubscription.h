@@ -19,4 +19,11 @@ bool ranksOutnumberCpus(const std::vector<CpuMask>& localMasks, int onlineCpus);
 // The affinity masks of the ranks in `peers` that share `hostHash` (this rank's host).
 std::vector<CpuMask> localCpuMasks(const std::vector<transport::PeerInfo>& peers, uint64_t hostHash);
 
+// Whether on some host the ranks of `peers` outnumber the CPUs of their masks together. Every rank computes the same
+// answer from the same peers (the bootstrap's allgather), so a choice that all ranks must make alike (the tuner's
+// algorithm) uses this, never the rank's own host alone: two hosts deciding apart ran different algorithms and waited
+// for each other. A host with a rank whose mask is unknown counts as not oversubscribed (its CPU count is known
+// only there).
+bool anyHostOversubscribed(const std::vector<transport::PeerInfo>& peers);
+
 }  // namespace chorus::core

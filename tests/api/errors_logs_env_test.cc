@@ -321,16 +321,20 @@ TEST(Logs, WarnLevelVersionLineComesFromRankZeroOnly) {
   EXPECT_EQ(withVersion, 1);
 }
 
-// Pins itself to one CPU (the first it may run on), so that the ranks outnumber their cores on any machine, joins the
-// launcher's ranks, and runs a broadcast of 8 KiB and a reduce of 4 KiB, checking every element.
-const bool kOneCpuChild = registerChild("one_cpu", [](int rank, int n, const std::vector<std::string>&) {
-  cpu_set_t mask;
-  if (sched_getaffinity(0, sizeof(mask), &mask) != 0) return 2;
-  int first = 0;
-  while (first < CPU_SETSIZE && !CPU_ISSET(first, &mask)) ++first;
-  CPU_ZERO(&mask);
-  CPU_SET(first, &mask);
-  if (sched_setaffinity(0, sizeof(mask), &mask) != 0) return 3;
+// Ranks below args[0] (all when absent) pin themselves to one CPU, the first they may run on, so that those ranks
+// outnumber their cores on any machine. Then every rank joins the launcher's ranks and runs a broadcast of 8 KiB and
+// a reduce of 4 KiB, checking every element.
+const bool kOneCpuChild = registerChild("one_cpu", [](int rank, int n, const std::vector<std::string>& args) {
+  const int pinned = args.empty() ? n : std::atoi(args[0].c_str());
+  if (rank < pinned) {
+    cpu_set_t mask;
+    if (sched_getaffinity(0, sizeof(mask), &mask) != 0) return 2;
+    int first = 0;
+    while (first < CPU_SETSIZE && !CPU_ISSET(first, &mask)) ++first;
+    CPU_ZERO(&mask);
+    CPU_SET(first, &mask);
+    if (sched_setaffinity(0, sizeof(mask), &mask) != 0) return 3;
+  }
   chorusComm_t comm;
   if (chorusCommInitFromEnv(&comm, nullptr) != chorusSuccess) return 4;
   std::vector<float> b(2048, static_cast<float>(rank));
@@ -352,6 +356,16 @@ const bool kOneCpuChild = registerChild("one_cpu", [](int rank, int n, const std
   return 0;
 });
 
+// The tuner's lines of each log: "Broadcast: 8192 bytes, ... -> Ring, ..." up to the chunk, which may differ.
+std::vector<std::string> tuningLines(const std::string& log) {
+  std::vector<std::string> lines;
+  for (const char* op : {"Broadcast: ", "Reduce: "}) {
+    const size_t at = log.find(op);
+    lines.push_back(at == std::string::npos ? "" : log.substr(at, log.find(", chunk", at) - at));
+  }
+  return lines;
+}
+
 // Ranks that outnumber their cores get rings where the model would pick trees (a broadcast of 8 KiB and a reduce of
 // 4 KiB at 4 ranks): there every wait yields the core, and a tree waited 3-9x longer (docs/performance.md).
 TEST(Logs, OversubscribedRanksTuneToRingsNotTrees) {
@@ -369,6 +383,34 @@ TEST(Logs, OversubscribedRanksTuneToRingsNotTrees) {
     EXPECT_TRUE(contains(log, "Reduce: 4096 bytes, 4 ranks on 1 hosts -> Ring")) << log;
     EXPECT_FALSE(contains(log, "-> Tree")) << log;
   }
+}
+
+// One host oversubscribed (3 ranks pinned to one CPU) and one not (2 ranks, unpinned): every rank still tunes alike,
+// and the operations complete. When each rank decided from its own host, the hosts ran trees and rings and waited for
+// each other until the deadline.
+TEST(Logs, EveryRankTunesAlikeWhenOnlyOneHostIsOversubscribed) {
+  TempDir dir;
+  ChildOptions opt;
+  opt.hosts = 2;
+  opt.args = {"3"};
+  opt.env = {{"CHORUS_DEBUG", "INFO"},
+             {"CHORUS_DEBUG_SUBSYS", "INIT,TUNING"},
+             {"CHORUS_DEBUG_FILE", dir.path + "/log.%p"},
+             {"CHORUS_TIMEOUT_MS", "20000"}};
+  for (const ChildResult& r : runChildren("one_cpu", 5, opt)) EXPECT_EQ(r.exitCode, 0) << "pid " << r.pid;
+  const std::vector<std::string> files = dir.files();
+  ASSERT_EQ(files.size(), 5u);
+  const std::vector<std::string> first = tuningLines(readFile(files[0]));
+  EXPECT_FALSE(first[0].empty());
+  EXPECT_FALSE(first[1].empty());
+  int oversubscribed = 0;
+  for (const std::string& f : files) {
+    const std::string log = readFile(f);
+    EXPECT_EQ(tuningLines(log), first) << log;
+    EXPECT_FALSE(contains(log, "-> Tree")) << log;
+    oversubscribed += contains(log, " oversubscribed transports per peer:") ? 1 : 0;
+  }
+  EXPECT_GE(oversubscribed, 3);  // the pinned host's ranks wait by yielding; the other host's decide for themselves
 }
 
 // ---- chorusCommInitFromEnv without an address ------------------------------------------------------------------

@@ -79,5 +79,33 @@ TEST(Oversubscription, OnlyThisHostsRanksCount) {
   EXPECT_FALSE(ranksOutnumberCpus(local, 2));
 }
 
+// The communicator-wide rule: every rank asks it of the same peers and gets the same answer, whichever host it is on.
+TEST(Oversubscription, AnyHostOversubscribedIsTheSameForEveryHost) {
+  // 5 ranks on 2 hosts of 2 CPUs: 3 unbound on host 10 (oversubscribed), 2 unbound on host 20 (not).
+  std::vector<transport::PeerInfo> peers(5);
+  for (int r = 0; r < 5; ++r) {
+    peers[r].rank = r;
+    peers[r].hostHash = r < 3 ? 10 : 20;
+    peers[r].cpuMask = cpus({0, 1});
+  }
+  EXPECT_TRUE(ranksOutnumberCpus(localCpuMasks(peers, 10), 2));
+  EXPECT_FALSE(ranksOutnumberCpus(localCpuMasks(peers, 20), 2));
+  EXPECT_TRUE(anyHostOversubscribed(peers));
+  // Host 10's ranks bound one per core but for the third: still oversubscribed; spread over 3 CPUs: not.
+  peers[0].cpuMask = cpus({0});
+  peers[1].cpuMask = cpus({1});
+  peers[2].cpuMask = cpus({1});
+  EXPECT_TRUE(anyHostOversubscribed(peers));
+  peers[2].cpuMask = cpus({2});
+  EXPECT_FALSE(anyHostOversubscribed(peers));
+  // A host with an unknown mask counts as not oversubscribed, wherever the question is asked.
+  peers[3].cpuMask = CpuMask{};
+  peers[4].cpuMask = cpus({0});
+  EXPECT_FALSE(anyHostOversubscribed(peers));
+  peers[3].cpuMask = cpus({0});
+  EXPECT_TRUE(anyHostOversubscribed(peers));
+  EXPECT_FALSE(anyHostOversubscribed({}));
+}
+
 }  // namespace
 }  // namespace chorus::core
