@@ -42,13 +42,14 @@ constexpr bool isSendRecv(CollType t) {
 enum class Algo : int { kRing = 0, kTree = 1, kDirect = 2 };
 const char* algoName(Algo a);
 // True when an algorithm of collectives/algo implements `algo` for the collective `t` (ring: every ring-shaped
-// collective; tree: all-reduce, broadcast, reduce; direct: all-reduce, broadcast, all-gather, reduce-scatter).
+// collective; tree: all-reduce, broadcast, reduce; direct: all-reduce, broadcast, reduce, all-gather,
+// reduce-scatter).
 // False for the point-to-point operations, which are planned as transfers.
 constexpr bool hasAlgorithm(CollType t, Algo algo) {
   switch (t) {
     case CollType::kAllReduce:
-    case CollType::kBroadcast: return true;
-    case CollType::kReduce: return algo != Algo::kDirect;
+    case CollType::kBroadcast:
+    case CollType::kReduce: return true;
     case CollType::kAllGather:
     case CollType::kReduceScatter: return algo != Algo::kTree;
     default: return false;

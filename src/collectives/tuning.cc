@@ -84,9 +84,10 @@ double predictUs(const CollOp& op, Algo algo, const TuningContext& t) {
   if (t.nranks <= 1) return bytes / bw;
   const double logn = std::ceil(std::log2(n));
   if (algo == Algo::kDirect && op.type != CollType::kAllReduce && !isP2p(op.type)) {
-    // One step; every message (a rank's block, or the broadcast buffer) must fit one FIFO slot. The busiest
-    // rank sends n-1 of them.
-    const double msg = op.type == CollType::kBroadcast ? bytes : bytes / n;
+    // One step; every message (a rank's block, or the whole buffer of a broadcast or a reduce) must fit one FIFO
+    // slot. The busiest rank (a root, or every rank) sends or receives n-1 of them.
+    const bool wholeBuffer = op.type == CollType::kBroadcast || op.type == CollType::kReduce;
+    const double msg = wholeBuffer ? bytes : bytes / n;
     if (msg > static_cast<double>(std::min<size_t>(t.slotBytes, kDirectMaxBytes)) || t.nranks > 16) return -1;
     return c.latencyUs + (n - 1) * msg / bw;
   }

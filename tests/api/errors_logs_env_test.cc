@@ -323,7 +323,7 @@ TEST(Logs, WarnLevelVersionLineComesFromRankZeroOnly) {
 
 // Ranks below args[0] (all when absent) pin themselves to one CPU, the first they may run on, so that those ranks
 // outnumber their cores on any machine. Then every rank joins the launcher's ranks and runs a broadcast of 8 KiB and
-// a reduce of 4 KiB, checking every element.
+// a reduce of 8 KiB, checking every element.
 const bool kOneCpuChild = registerChild("one_cpu", [](int rank, int n, const std::vector<std::string>& args) {
   const int pinned = args.empty() ? n : std::atoi(args[0].c_str());
   if (rank < pinned) {
@@ -338,7 +338,7 @@ const bool kOneCpuChild = registerChild("one_cpu", [](int rank, int n, const std
   chorusComm_t comm;
   if (chorusCommInitFromEnv(&comm, nullptr) != chorusSuccess) return 4;
   std::vector<float> b(2048, static_cast<float>(rank));
-  std::vector<float> r(1024, 1.0f + static_cast<float>(rank));
+  std::vector<float> r(2048, 1.0f + static_cast<float>(rank));
   std::vector<float> sum(r.size(), 0.0f);
   if (chorusBroadcast(b.data(), b.data(), b.size(), chorusFloat32, n - 1, comm, nullptr) != chorusSuccess ||
       chorusReduce(r.data(), sum.data(), r.size(), chorusFloat32, chorusSum, 0, comm, nullptr) != chorusSuccess) {
@@ -366,8 +366,8 @@ std::vector<std::string> tuningLines(const std::string& log) {
   return lines;
 }
 
-// Ranks that outnumber their cores get rings where the model would pick trees (a broadcast of 8 KiB and a reduce of
-// 4 KiB at 4 ranks): there every wait yields the core, and a tree waited 3-9x longer (docs/performance.md).
+// Ranks that outnumber their cores get rings where the model would pick trees (a broadcast and a reduce of 8 KiB at
+// 4 ranks): there every wait yields the core, and a tree waited 3-9x longer (docs/performance.md).
 TEST(Logs, OversubscribedRanksTuneToRingsNotTrees) {
   TempDir dir;
   ChildOptions opt;
@@ -380,7 +380,7 @@ TEST(Logs, OversubscribedRanksTuneToRingsNotTrees) {
     const std::string log = readFile(f);
     EXPECT_TRUE(contains(log, " oversubscribed transports per peer:")) << log;
     EXPECT_TRUE(contains(log, "Broadcast: 8192 bytes, 4 ranks on 1 hosts -> Ring")) << log;
-    EXPECT_TRUE(contains(log, "Reduce: 4096 bytes, 4 ranks on 1 hosts -> Ring")) << log;
+    EXPECT_TRUE(contains(log, "Reduce: 8192 bytes, 4 ranks on 1 hosts -> Ring")) << log;
     EXPECT_FALSE(contains(log, "-> Tree")) << log;
   }
 }

@@ -179,7 +179,7 @@ INSTANTIATE_TEST_SUITE_P(Tree, AlgoScheduleTest,
 
 INSTANTIATE_TEST_SUITE_P(Direct, AlgoScheduleTest,
                          ::testing::Combine(::testing::Values(Coll::kAllReduce, Coll::kAllGather, Coll::kReduceScatter,
-                                                              Coll::kBroadcast),
+                                                              Coll::kBroadcast, Coll::kReduce),
                                             ::testing::Values(Algo::kDirect), ::testing::ValuesIn(kRankCounts)),
                          paramName);
 
@@ -203,6 +203,33 @@ TEST(AlgoSchedule, DirectReducesInRankOrder) {
       }
       EXPECT_EQ(s.postOp, r == nranks - 1) << "rank " << rank << " fold " << r;
     }
+  }
+}
+
+// A direct reduce: every rank but the root sends its input to the root once and writes nothing; the root folds the
+// contributions in rank order, as a direct all-reduce does, and in place (root > 0) reads its own from the copy.
+TEST(AlgoSchedule, DirectReduceSendsToTheRootOnly) {
+  const int nranks = 5;
+  for (int root : {0, 2, nranks - 1}) {
+    for (int rank = 0; rank < nranks; ++rank) {
+      SimConfig cfg = makeConfig(Coll::kReduce, Algo::kDirect, nranks, root, 8, 64, 1, 1, 1, false);
+      std::vector<Step> steps = recordSchedule(cfg, 0, rank);
+      if (rank != root) {
+        ASSERT_EQ(steps.size(), 1u) << rank;
+        EXPECT_EQ(steps[0].kind, StepKind::kSend);
+        EXPECT_EQ(steps[0].sendPeers[0], root);
+        continue;
+      }
+      ASSERT_EQ(steps.size(), static_cast<size_t>(nranks)) << rank;
+      for (int r = 0; r < nranks; ++r) {
+        StepKind want = r == rank ? (r == 0 ? StepKind::kLocalCopy : StepKind::kLocalReduce)
+                                  : (r == 0 ? StepKind::kRecv : StepKind::kRecvReduceOutput);
+        EXPECT_EQ(steps[static_cast<size_t>(r)].kind, want) << "root " << root << " fold " << r;
+        EXPECT_EQ(steps[static_cast<size_t>(r)].postOp, r == nranks - 1);
+      }
+    }
+    SimConfig inPlace = makeConfig(Coll::kReduce, Algo::kDirect, nranks, root, 8, 64, 1, 1, 1, true);
+    EXPECT_TRUE(simulate(inPlace).ok) << root;
   }
 }
 

@@ -194,14 +194,15 @@ inline std::vector<Step> recordSchedule(const SimConfig& cfg, int channel, int r
   std::vector<Step> log;
   const CollArgs a = detail::argsFor(cfg, channel, rank);
   if (cfg.algo == Algo::kDirect) {
-    const bool reduces = cfg.coll == Coll::kAllReduce || cfg.coll == Coll::kReduceScatter;
+    const bool reduces = cfg.coll == Coll::kAllReduce || cfg.coll == Coll::kReduceScatter ||
+                         (cfg.coll == Coll::kReduce && rank == cfg.root);
     detail::RecordingPeers d{&log, rank, cfg.inPlace && reduces && rank > 0};
     switch (cfg.coll) {
       case Coll::kAllReduce: runDirectAllReduce(d, a); break;
       case Coll::kAllGather: runDirectAllGather(d, a); break;
       case Coll::kReduceScatter: runDirectReduceScatter(d, a); break;
       case Coll::kBroadcast: runDirectBroadcast(d, a); break;
-      case Coll::kReduce: break;  // no direct variant
+      case Coll::kReduce: runDirectReduce(d, a); break;
     }
   } else if (cfg.algo == Algo::kRing) {
     const std::vector<int>& ring = cfg.rings[channel];

@@ -94,8 +94,8 @@ Algo modelChoice(CollType type, size_t bytes, int nranks, bool treeByModel) {
 }
 
 // Ranks that outnumber their cores (treeByModel false) get no tree from the model: a ring or, where it fits, a
-// direct exchange. With a core each, the model picks trees where their depth wins: small reductions to a root,
-// and mid-size broadcasts and all-reduces at 8 ranks.
+// direct exchange. With a core each, the model picks trees where their depth wins: broadcasts and reduces of a few
+// KiB, mid-size all-reduces at 8 ranks.
 TEST(Tuning, OversubscribedRanksGetNoTreeFromTheModel) {
   bool treeSomewhere = false;
   for (CollType type : {CollType::kBroadcast, CollType::kReduce, CollType::kAllReduce}) {
@@ -108,10 +108,25 @@ TEST(Tuning, OversubscribedRanksGetNoTreeFromTheModel) {
     }
   }
   EXPECT_TRUE(treeSomewhere);
-  EXPECT_EQ(modelChoice(CollType::kReduce, 8, 4, true), Algo::kTree);
-  EXPECT_EQ(modelChoice(CollType::kReduce, 8, 4, false), Algo::kRing);
+  EXPECT_EQ(modelChoice(CollType::kReduce, 8192, 4, true), Algo::kTree);
+  EXPECT_EQ(modelChoice(CollType::kReduce, 8192, 4, false), Algo::kRing);
   EXPECT_EQ(modelChoice(CollType::kBroadcast, 8192, 8, true), Algo::kTree);
   EXPECT_EQ(modelChoice(CollType::kBroadcast, 8192, 8, false), Algo::kRing);
+}
+
+// A small reduce goes to its root in one step (every rank posts its buffer there) wherever the ranks run: the
+// direct reduce, as broadcast's direct step the other way.
+TEST(Tuning, SmallReducesGoDirectToTheRoot) {
+  for (bool treeByModel : {false, true}) {
+    for (int nranks : {3, 4, 8, 16}) {
+      EXPECT_EQ(modelChoice(CollType::kReduce, 8, nranks, treeByModel), Algo::kDirect) << nranks;
+      // At 16 ranks the root's 15 messages of 2 KiB cost more than a tree's 4 levels, where trees are allowed.
+      if (nranks < 16) EXPECT_EQ(modelChoice(CollType::kReduce, 2048, nranks, treeByModel), Algo::kDirect) << nranks;
+    }
+    // Past one FIFO slot's share (32 KiB) or 16 ranks, never.
+    EXPECT_NE(modelChoice(CollType::kReduce, (32u << 10) + 4, 4, treeByModel), Algo::kDirect);
+    EXPECT_NE(modelChoice(CollType::kReduce, 8, 17, treeByModel), Algo::kDirect);
+  }
 }
 
 // CHORUS_ALGO=tree still runs trees there (the forced-algorithm tests rely on it).

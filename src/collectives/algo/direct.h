@@ -64,6 +64,20 @@ CHORUS_HOST_DEVICE void runDirectReduceScatter(D& d, const CollArgs& a) {
   reduceInRankOrder(d, a, static_cast<size_t>(a.rank) * n, n);
 }
 
+// Direct reduce: every rank but the root posts its premultiplied input to the root, which reduces all contributions
+// in rank order into its output (the others write nothing). One step where a ring takes n-1 dependent ones and a
+// tree its depth, per tree.
+template <typename D>
+CHORUS_HOST_DEVICE void runDirectReduce(D& d, const CollArgs& a) {
+  const size_t n = a.count;
+  if (n == 0) return;
+  if (a.rank != a.root) {
+    d.peer(a.root).send(0, n);
+    return;
+  }
+  reduceInRankOrder(d, a, 0, n);
+}
+
 // Direct all-gather: every rank posts its block to every peer, copies its
 // own block into place and each peer's block as it arrives.
 template <typename D>

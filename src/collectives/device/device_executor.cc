@@ -176,6 +176,7 @@ int algoKind(const CollOp& op) {
         case CollType::kAllGather: return kDevDirectAllGather;
         case CollType::kReduceScatter: return kDevDirectReduceScatter;
         case CollType::kBroadcast: return kDevDirectBroadcast;
+        case CollType::kReduce: return kDevDirectReduce;
         default: return -1;
       }
   }

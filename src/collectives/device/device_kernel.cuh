@@ -85,12 +85,14 @@ __global__ void __launch_bounds__(kDevThreadsPerBlock) collKernel(const __grid_c
     case kDevDirectAllReduce:
     case kDevDirectAllGather:
     case kDevDirectReduceScatter:
-    case kDevDirectBroadcast: {
+    case kDevDirectBroadcast:
+    case kDevDirectReduce: {
       DevDirectPeerSet<kT> d(L, report, &stop);
       if (L.kind == kDevDirectAllReduce) runDirectAllReduce(d, a);
       if (L.kind == kDevDirectAllGather) runDirectAllGather(d, a);
       if (L.kind == kDevDirectReduceScatter) runDirectReduceScatter(d, a);
       if (L.kind == kDevDirectBroadcast) runDirectBroadcast(d, a);
+      if (L.kind == kDevDirectReduce) runDirectReduce(d, a);
       break;
     }
     default: break;

@@ -65,7 +65,8 @@ enum DevAlgoKind : int {
   kDevDirectAllGather = 9,
   kDevDirectReduceScatter = 10,
   kDevDirectBroadcast = 11,
-  kDevNumAlgoKinds = 12,
+  kDevDirectReduce = 12,
+  kDevNumAlgoKinds = 13,
 };
 
 // The peers of a direct collective (one block): lane 0 to every rank (this rank's entries unused).

@@ -104,7 +104,8 @@ bool touchesSharedAlloc(const CollPlan& c) {
 // Such an input must not be sent as a remote reference.
 bool writesInputEarly(const CollPlan& c, int nranks) {
   const CollOp& op = c.op;
-  return op.algo == Algo::kDirect && (op.type == CollType::kAllReduce || op.type == CollType::kReduceScatter) &&
+  return op.algo == Algo::kDirect &&
+         (op.type == CollType::kAllReduce || op.type == CollType::kReduceScatter || op.type == CollType::kReduce) &&
          inPlace(c, nranks);
 }
 
@@ -121,6 +122,7 @@ void runAlgorithm(const CollPlan& c, const std::vector<const void*>& copies, con
       case CollType::kReduceScatter: runDirectReduceScatter(d, a); break;
       case CollType::kAllGather: runDirectAllGather(d, a); break;
       case CollType::kBroadcast: runDirectBroadcast(d, a); break;
+      case CollType::kReduce: runDirectReduce(d, a); break;
       default: CHORUS_THROW(Status::kInternalError, "no direct algorithm for ", collName(op.type));
     }
     return;

@@ -79,8 +79,9 @@ void planCollective(const CollOp& op, const PlanContext& ctx, Plan* plan, size_t
         if (p != rank) addBothWays(p, 0, &keys);
       }
       // In place, a reduction writes its output before it folds in this rank's own contribution (unless the
-      // rank is first): that contribution is read from a copy.
-      const bool reduces = op.type == CollType::kAllReduce || op.type == CollType::kReduceScatter;
+      // rank is first): that contribution is read from a copy. A reduce writes an output on its root alone.
+      const bool reduces = op.type == CollType::kAllReduce || op.type == CollType::kReduceScatter ||
+                           (op.type == CollType::kReduce && rank == op.root);
       const size_t ownOff = op.type == CollType::kReduceScatter ? static_cast<size_t>(rank) * msg : 0;
       const char* own = static_cast<const char*>(op.sendbuff) + ownOff;
       if (reduces && rank > 0 && own == op.recvbuff) {
