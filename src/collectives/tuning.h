@@ -31,9 +31,9 @@ struct TuningContext {
   int64_t forcedChunk = 0;
   // False: the model never picks a direct algorithm (CHORUS_ALGO=direct still does).
   bool directByModel = true;
-  // False: the model never picks a tree (CHORUS_ALGO=tree still does). A host communicator whose ranks outnumber
-  // its cores sets it: every wait there yields the core, and a tree, whose two channels a host rank runs one after
-  // the other, waited 3-9x longer than a ring (docs/performance.md, session 19).
+  // False: the model never picks a tree (CHORUS_ALGO=tree still does). A host communicator sets it when on some host
+  // its ranks outnumber their cores: every wait there yields the core, and a tree, whose two channels a host rank runs
+  // one after the other, waited 3-9x longer than a ring (docs/performance.md, session 19).
   bool treeByModel = true;
   // Distinct for every context filled (tune() caches its last decision per thread under this id); 0: none.
   uint64_t id = 0;

@@ -100,12 +100,12 @@ bool touchesSharedAlloc(const CollPlan& c) {
 
 // Whether `c` writes memory its input occupies before the peers it sent that input to are known to have read it:
 // a direct reduction folds what arrives into its output while its peers may not have folded in its own input yet.
-// (Ring and tree algorithms write an input region they sent only after a result that depends on it came back.)
-// Such an input must not be sent as a remote reference.
+// (Ring and tree algorithms write an input region they sent only after a result that depends on it came back; a
+// direct reduce's root sends nothing and its other ranks write nothing.) Such an input must not be sent as a remote
+// reference.
 bool writesInputEarly(const CollPlan& c, int nranks) {
   const CollOp& op = c.op;
-  return op.algo == Algo::kDirect &&
-         (op.type == CollType::kAllReduce || op.type == CollType::kReduceScatter || op.type == CollType::kReduce) &&
+  return op.algo == Algo::kDirect && (op.type == CollType::kAllReduce || op.type == CollType::kReduceScatter) &&
          inPlace(c, nranks);
 }
 
