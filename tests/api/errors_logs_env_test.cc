@@ -351,14 +351,9 @@ const bool kOneCpuChild = registerChild("one_cpu", [](int rank, int n, const std
   for (float x : sum) {
     if (rank == 0 && x != want) return 7;
   }
-  // No rank leaves before every rank has connected: a direct broadcast or reduce connects every pair of ranks, also
-  // the pairs that carry no data, and a slow rank (three on one CPU, slower still under ThreadSanitizer) was refused
-  // by a peer that had finished its part and exited (a known weakness: docs/performance.md, session 19). A direct
-  // all-reduce moves data between every pair, so none returns before all have connected.
-  int32_t token = 1;
-  if (chorusAllReduce(&token, &token, 1, chorusInt32, chorusSum, comm, nullptr) != chorusSuccess || token != n) {
-    return 8;
-  }
+  // Each rank returns as soon as its part is done, with no final exchange: a plan connects only the pairs that carry
+  // data (plan_connections_test.cc). When a direct broadcast or reduce connected every pair, a rank slowed by its
+  // pinning (and by ThreadSanitizer) was refused by a peer that had finished and exited (5 of 5 runs under TSan).
   chorusCommFinalize(comm);
   chorusCommDestroy(comm);
   return 0;

@@ -58,8 +58,9 @@ void launchCollective(const CollPlan& c, const std::vector<void*>& copies, const
   if (op.algo == Algo::kDirect) {
     for (int r = 0; r < env.nranks; ++r) {
       if (r == env.rank) continue;
-      L->direct.send[r] = env.conns->devSendConn(r, 0);
-      L->direct.recv[r] = env.conns->devRecvConn(r, 0);
+      // A direction that carries nothing is not connected (directCarries, plan.h): its entry stays empty.
+      if (directCarries(op.type, op.root, env.rank, r)) L->direct.send[r] = env.conns->devSendConn(r, 0);
+      if (directCarries(op.type, op.root, r, env.rank)) L->direct.recv[r] = env.conns->devRecvConn(r, 0);
     }
   }
   for (int ch = 0; op.algo != Algo::kDirect && ch < op.nChannels; ++ch) {

@@ -36,9 +36,11 @@ class DevDirectPeerSet {
     __syncthreads();
     DevPeers p;
     if (r != L_.args.rank) {
+      // Only the directions the operation carries data in are connected (device_executor.cc).
       p.recv[0] = L_.direct.recv[r];
       p.send[0] = L_.direct.send[r];
-      p.nrecv = p.nsend = 1;
+      p.nrecv = p.recv[0].ctrl != nullptr ? 1 : 0;
+      p.nsend = p.send[0].ctrl != nullptr ? 1 : 0;
     }
     return DevicePrims<kT>(p, r == L_.args.rank ? L_.ownInput : L_.input, L_.output, L_.red, L_.abortFlag, report_,
                            stop_);

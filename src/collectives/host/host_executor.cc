@@ -42,13 +42,14 @@ struct HostPeers {
   HostPrims prims(const HostPrimsConfig& cfg) const { return HostPrims(cfg, recv, nrecv, send, nsend); }
 };
 
-// The direct algorithms' peer set (primitives.h): rank r's Primitives on lane 0, which connects every pair.
-// Each is made on first use and kept for the rest of the operation (a direct algorithm asks for most peers
-// twice: to send, then to fold in what arrives), in storage that is not initialized until then.
+// The direct algorithms' peer set (primitives.h): rank r's Primitives on lane 0, with the directions to and from
+// r that the operation carries data in (directCarries, plan.h: only those are connected). Each is made on first
+// use and kept for the rest of the operation (a direct algorithm asks for most peers twice: to send, then to fold
+// in what arrives), in storage that is not initialized until then.
 class HostDirectPeers {
  public:
-  HostDirectPeers(const HostPrimsConfig& cfg, const HostPrimsConfig& own, const ExecEnv& env)
-      : cfg_(cfg), own_(own), env_(env) {}
+  HostDirectPeers(const CollOp& op, const HostPrimsConfig& cfg, const HostPrimsConfig& own, const ExecEnv& env)
+      : op_(op), cfg_(cfg), own_(own), env_(env) {}
   HostDirectPeers(const HostDirectPeers&) = delete;
   HostDirectPeers& operator=(const HostDirectPeers&) = delete;
 
@@ -58,9 +59,11 @@ class HostDirectPeers {
       if (r == env_.rank) {
         new (p) HostPrims(own_, nullptr, 0, nullptr, 0);
       } else {
-        transport::RecvConnection* recv = env_.conns->recvConn(r, 0);
-        transport::SendConnection* send = env_.conns->sendConn(r, 0);
-        new (p) HostPrims(cfg_, &recv, 1, &send, 1);
+        const bool in = directCarries(op_.type, op_.root, r, env_.rank);
+        const bool out = directCarries(op_.type, op_.root, env_.rank, r);
+        transport::RecvConnection* recv = in ? env_.conns->recvConn(r, 0) : nullptr;
+        transport::SendConnection* send = out ? env_.conns->sendConn(r, 0) : nullptr;
+        new (p) HostPrims(cfg_, &recv, in ? 1 : 0, &send, out ? 1 : 0);
       }
       made_ |= uint64_t{1} << r;
     }
@@ -70,6 +73,7 @@ class HostDirectPeers {
  private:
   static_assert(std::is_trivially_destructible_v<HostPrims>, "kept HostPrims are never destroyed");
   static_assert(kMaxDirectRanks <= 64, "one bit of made_ per rank");
+  const CollOp& op_;
   const HostPrimsConfig& cfg_;
   const HostPrimsConfig& own_;
   const ExecEnv& env_;
@@ -116,7 +120,7 @@ void runAlgorithm(const CollPlan& c, const std::vector<const void*>& copies, con
   if (op.algo == Algo::kDirect) {
     HostPrimsConfig own = cfg;
     if (c.ownInputCopy >= 0) own.input = copies[static_cast<size_t>(c.ownInputCopy)];
-    HostDirectPeers d(cfg, own, env);
+    HostDirectPeers d(op, cfg, own, env);
     switch (op.type) {
       case CollType::kAllReduce: runDirectAllReduce(d, a); break;
       case CollType::kReduceScatter: runDirectReduceScatter(d, a); break;

@@ -34,9 +34,20 @@ void resetChannel(ChannelPlan* w) {
   w->treeNChildren = 0;
 }
 
-void addBothWays(int peer, int lane, std::vector<ConnKey>* keys) {
-  keys->push_back(ConnKey{peer, lane, true});
-  keys->push_back(ConnKey{peer, lane, false});
+// The connections a peer set's Primitives use on `lane`.
+void addKeys(const PeerSet& s, int lane, std::vector<ConnKey>* keys) {
+  for (int i = 0; i < s.nsend; ++i) keys->push_back(ConnKey{s.send[i], lane, true});
+  for (int i = 0; i < s.nrecv; ++i) keys->push_back(ConnKey{s.recv[i], lane, false});
+}
+
+// Whether a ring collective moves data from rank `from` to its ring successor `to`: nothing enters a broadcast's
+// root and nothing leaves a reduce's. Like directCarries (plan.h), this keeps pairs that carry nothing unconnected.
+bool ringCarries(const CollOp& op, int from, int to) {
+  switch (op.type) {
+    case CollType::kBroadcast: return to != op.root;
+    case CollType::kReduce: return from != op.root;
+    default: return true;
+  }
 }
 
 // Fills c (plan->colls[index], kept from an earlier plan: every field this reads is set here, and of the
@@ -76,7 +87,9 @@ void planCollective(const CollOp& op, const PlanContext& ctx, Plan* plan, size_t
       const size_t msg = op.count * elt;  // every message is one block (or the broadcast buffer)
       CHORUS_ENFORCE(msg <= ctx.slotBytes, "direct step of ", msg, " bytes exceeds a ", ctx.slotBytes, "-byte slot");
       for (int p = 0; p < nranks; ++p) {
-        if (p != rank) addBothWays(p, 0, &keys);
+        if (p == rank) continue;
+        if (directCarries(op.type, op.root, rank, p)) keys.push_back(ConnKey{p, 0, true});
+        if (directCarries(op.type, op.root, p, rank)) keys.push_back(ConnKey{p, 0, false});
       }
       // In place, a reduction writes its output before it folds in this rank's own contribution (unless the
       // rank is first): that contribution is read from a copy. A reduce writes an output on its root alone.
@@ -98,16 +111,20 @@ void planCollective(const CollOp& op, const PlanContext& ctx, Plan* plan, size_t
         PeerSet children;
         rootedTree(c.op, *ctx.topo, rank, ch, &w.treeParent, &children);
         w.treeNChildren = children.nrecv;
-        w.up.nrecv = children.nrecv;
-        std::copy(children.recv, children.recv + children.nrecv, w.up.recv);
-        w.down.nsend = children.nsend;
-        std::copy(children.send, children.send + children.nsend, w.down.send);
-        if (w.treeParent >= 0) {
-          w.up.send[w.up.nsend++] = w.treeParent;
-          w.down.recv[w.down.nrecv++] = w.treeParent;
-          addBothWays(w.treeParent, ch, &keys);
+        // A broadcast only moves data down the tree and a reduce only up: the other direction stays empty, and
+        // unconnected (an all-reduce uses both).
+        if (op.type != CollType::kBroadcast) {
+          w.up.nrecv = children.nrecv;
+          std::copy(children.recv, children.recv + children.nrecv, w.up.recv);
+          if (w.treeParent >= 0) w.up.send[w.up.nsend++] = w.treeParent;
         }
-        for (int i = 0; i < children.nrecv; ++i) addBothWays(children.recv[i], ch, &keys);
+        if (op.type != CollType::kReduce) {
+          w.down.nsend = children.nsend;
+          std::copy(children.send, children.send + children.nsend, w.down.send);
+          if (w.treeParent >= 0) w.down.recv[w.down.nrecv++] = w.treeParent;
+        }
+        addKeys(w.up, ch, &keys);
+        addKeys(w.down, ch, &keys);
       }
       return;
     case Algo::kRing:
@@ -119,10 +136,9 @@ void planCollective(const CollOp& op, const PlanContext& ctx, Plan* plan, size_t
         if (nranks == 1) continue;
         const int prev = ringPrevRank(ring.data(), w.ringIndex, nranks);
         const int next = ringNextRank(ring.data(), w.ringIndex, nranks);
-        w.up.recv[w.up.nrecv++] = prev;
-        w.up.send[w.up.nsend++] = next;
-        keys.push_back(ConnKey{next, ch, true});
-        keys.push_back(ConnKey{prev, ch, false});
+        if (ringCarries(c.op, prev, rank)) w.up.recv[w.up.nrecv++] = prev;
+        if (ringCarries(c.op, rank, next)) w.up.send[w.up.nsend++] = next;
+        addKeys(w.up, ch, &keys);
       }
       return;
   }

@@ -24,6 +24,19 @@ namespace chorus::coll {
 // The direct algorithms post to every peer at once; beyond this many ranks the ring and tree win anyway.
 constexpr int kMaxDirectRanks = 64;
 
+// Whether a direct algorithm for `type` rooted at `root` carries data from rank `from` to rank `to` (from != to):
+// a broadcast's data only leaves the root and a reduce's only reaches it; the other direct algorithms exchange
+// between every pair. The plan connects only these pairs, and the executors look up only these connections:
+// a pair that carries nothing must not be connected, or a rank still connecting it can be refused by a peer
+// that has finished its part and exited.
+inline bool directCarries(CollType type, int root, int from, int to) {
+  switch (type) {
+    case CollType::kBroadcast: return from == root;
+    case CollType::kReduce: return to == root;
+    default: return true;
+  }
+}
+
 // The peers of one Primitives object, as ranks.
 struct PeerSet {
   int recv[kMaxRecvPeers] = {};
