@@ -8,6 +8,7 @@
 // at about 2 GB/s per connection.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 
@@ -79,12 +80,20 @@ bool useMappedRefs(CollType type, size_t bytes, bool inPlace);
 // completes without waiting for anything but that receiver.
 bool useSingleCopyToReceiver(size_t bytes, bool readsFast);
 
-// Whether an operation whose outputs on this rank total `outputBytes` writes them with streaming stores
-// (reduce::copyBytes' nonTemporal): from 16 MiB, past what the caches hold, a plain store first reads the line it
-// overwrites and evicts the FIFO slots the copies go through. The host executor's collectives and its
-// point-to-point engine both ask it.
-inline bool streamsOutput(size_t outputBytes) {
-  return outputBytes >= (size_t{16} << 20);
+// Whether an operation that touches `footprintBytes` of its buffers on this rank (footprintBytes below) writes its
+// outputs with streaming stores (reduce::copyBytes' nonTemporal): from 16 MiB, past what the caches hold with the
+// peers' share, a plain store first reads the line it overwrites and evicts the FIFO slots the copies go through.
+// Counting the input too (it was the output alone, docs/performance.md session 20): an 8 MiB all-to-all, send/recv
+// or broadcast out of place streams, and an in-place one of the same size, whose lines the next call finds in the
+// cache, does not. The host executor's collectives and its point-to-point engine both ask it.
+inline bool streamsOutput(size_t footprintBytes) {
+  return footprintBytes >= (size_t{16} << 20);
+}
+
+// The bytes an operation with `inputBytes` of input and `outputBytes` of output touches on this rank: both, or, where
+// they overlap (in place), the larger.
+inline size_t footprintBytes(size_t inputBytes, size_t outputBytes, bool overlapping) {
+  return overlapping ? std::max(inputBytes, outputBytes) : inputBytes + outputBytes;
 }
 
 // Parses a CHORUS_ALGO value ("ring", "tree", "direct", or per function "allreduce:tree;ring") and returns

@@ -209,6 +209,22 @@ TEST(SingleCopyToReceiver, TheCmaMeasurementIsKept) {
 
 // Peers read chorusMemAlloc buffers through mappings for broadcast and all-gather out of place from 4 MiB; never in
 // place, never for the reductions or the point-to-point collectives (which decide per transfer), never with 0.
+// Streaming stores go by the bytes an operation touches, input and output, counted once where they overlap: an 8 MiB
+// out-of-place all-to-all or send/recv streams its output, the same operation in place (whose lines the next call
+// finds in the cache) does not; 16 MiB of output streams either way.
+TEST(StreamsOutput, ByTheFootprintOfInputAndOutput) {
+  constexpr size_t kMiB = size_t{1} << 20;
+  EXPECT_EQ(footprintBytes(8 * kMiB, 8 * kMiB, false), 16 * kMiB);
+  EXPECT_EQ(footprintBytes(8 * kMiB, 8 * kMiB, true), 8 * kMiB);
+  EXPECT_EQ(footprintBytes(4 * kMiB, 16 * kMiB, true),
+            16 * kMiB);  // an in-place all-gather: the output holds the input
+  EXPECT_TRUE(streamsOutput(footprintBytes(8 * kMiB, 8 * kMiB, false)));
+  EXPECT_FALSE(streamsOutput(footprintBytes(8 * kMiB, 8 * kMiB, true)));
+  EXPECT_FALSE(streamsOutput(footprintBytes(4 * kMiB, 8 * kMiB, false)));  // a 2-rank all-gather of 8 MiB
+  EXPECT_TRUE(streamsOutput(footprintBytes(16 * kMiB, 16 * kMiB, true)));
+  EXPECT_FALSE(streamsOutput(footprintBytes(0, 16 * kMiB - 1, false)));
+}
+
 TEST(MappedRefs, BroadcastAndAllGatherOutOfPlaceFrom4MiB) {
   ScopedParam unset("CHORUS_MAPPED_MIN_BYTES", nullptr);
   const size_t from = size_t{4} << 20;

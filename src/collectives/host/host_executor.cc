@@ -172,7 +172,11 @@ void runCollective(const CollPlan& c, const std::vector<const void*>& copies, co
   if (isReduction(op.type) || c.premul != 1.0 || c.postDiv != 1) cfg.kernels = &reduce::kernels(op.dtype, op.op);
   cfg.premul.premul = c.premul;
   cfg.postDiv = c.postDiv;
-  cfg.nonTemporalOutput = streamsOutput(c.bytes);
+  // A broadcast's input is read on its root alone, and a reduce's output written there alone.
+  const bool root = env.rank == op.root;
+  const size_t in = op.type == CollType::kBroadcast && !root ? 0 : inputBytes(c, env.nranks);
+  const size_t out = op.type == CollType::kReduce && !root ? 0 : outputBytes(c, env.nranks);
+  cfg.nonTemporalOutput = streamsOutput(footprintBytes(in, out, inPlace(c, env.nranks)));
   cfg.ctx = env.ctx;
   cfg.singleCopy = env.nranks > 1 && useSingleCopy(op.type, c.bytes);
   // The registry is looked up last: with allocations registered it takes a lock, which small operations must not pay.

@@ -1,6 +1,7 @@
 #include "collectives/host/p2p_engine.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "base/byte_range.h"
@@ -109,6 +110,21 @@ bool overwrittenHere(const Plan& plan, const void* src, size_t bytes) {
   return false;
 }
 
+// The bytes of a set of buffers, and the range from the lowest address to the highest end among them.
+struct Extent {
+  size_t bytes = 0;
+  uintptr_t lo = UINTPTR_MAX;
+  uintptr_t hi = 0;
+  void add(const void* p, size_t n) {
+    if (n == 0) return;
+    const auto a = reinterpret_cast<uintptr_t>(p);
+    bytes += n;
+    lo = std::min(lo, a);
+    hi = std::max(hi, a + n);
+  }
+  bool meets(const Extent& o) const { return bytes > 0 && o.bytes > 0 && lo < o.hi && o.lo < hi; }
+};
+
 }  // namespace
 
 void runP2p(const Plan& plan, const std::vector<const void*>& copies, const ExecEnv& env) {
@@ -159,14 +175,25 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
   }
   // Outputs past the caches are written with streaming stores (streamsOutput): the receives' copies out of the slots
   // and the copies to oneself. A large all-to-all's receives and self copies then write memory without reading it
-  // first.
-  size_t outputBytes = 0;
+  // first. The footprint counts what the sends and self copies read and what the receives and self copies write, the
+  // overlap once where the two ranges meet (in place).
+  Extent input;
+  Extent output;
   for (const P2pQueue& q : plan.queues) {
-    if (q.send) continue;
-    for (size_t i = q.first; i < q.first + q.count; ++i) outputBytes += plan.tasks[i].bytes;
+    for (size_t i = q.first; i < q.first + q.count; ++i) {
+      const P2pTask& t = plan.tasks[i];
+      if (q.send) {
+        input.add(source(t, copies), t.bytes);
+      } else {
+        output.add(t.dst, t.bytes);
+      }
+    }
   }
-  for (const SelfCopy& c : plan.selfCopies) outputBytes += c.bytes;
-  const bool streaming = streamsOutput(outputBytes);
+  for (const SelfCopy& c : plan.selfCopies) {
+    input.add(source(c, copies), c.bytes);
+    output.add(c.dst, c.bytes);
+  }
+  const bool streaming = streamsOutput(footprintBytes(input.bytes, output.bytes, input.meets(output)));
   // The copies to oneself come after the announcements: peers may send by reference meanwhile.
   for (const SelfCopy& c : plan.selfCopies) {
     const void* src = source(c, copies);
