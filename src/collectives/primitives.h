@@ -12,8 +12,8 @@
 // every call returns at once.
 //
 // Direct algorithms (algo/direct.h) talk to every rank at once. They take a peer set `D` instead of one
-// Primitives: `d.peer(r)` returns a Primitives bound to rank r alone (receiving from r and sending to r, on the
-// lane that connects every pair); `d.peer(a.rank)` has no peers and serves the local calls.
+// Primitives: `d.peer(r)` returns a Primitives bound to rank r alone (receiving from r and sending to r, on lane 0,
+// in the directions the operation carries data in); `d.peer(a.rank)` has no peers and serves the local calls.
 //
 // A Primitives object is bound, for one algorithm run on one channel, to:
 //   - the user's input buffer and output buffer (element offsets below index them), the element type and

@@ -1,5 +1,6 @@
 // The direct algorithms, for small buffers: one step, every message one FIFO slot to its destination on the lane
-// that connects every pair (lane 0). Every rank posts its contribution to every peer at once and handles what
+// of direct steps (lane 0), where the pairs the operation carries data between are connected (directCarries,
+// plan/plan.h). Every rank posts its contribution to every peer at once and handles what
 // arrives itself; with ranks that outnumber cores a ring's n-1 dependent steps each cost a scheduling round,
 // here every rank runs once. They take a peer set `D` (D::peer(r), primitives.h) instead of one Primitives.
 #pragma once
