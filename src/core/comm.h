@@ -64,11 +64,12 @@ class Comm {
 
   // A WaitContext for one blocking step: deadline = now + timeout, this comm's abort flag, peer liveness.
   WaitContext waitContext(std::string what) const;
-  // The same for waits on this rank's own queued work and sends (finalize, destroy): peer liveness only
-  // through failure notices, as on the data path, whose connections watch their own peers. A peer that
-  // finished its part and exited cleanly closes its bootstrap endpoint; that is no error while this rank
-  // still drains what it sent.
-  WaitContext flushContext(std::string what) const;
+  // The same for waits that do not need every peer (this rank's own queued work and sends at finalize and
+  // destroy, connecting to one peer): peer liveness only through failure notices, as on the data path, whose
+  // connections watch their own peers (and a connection being made watches its peer through the bootstrap and
+  // the transport). A peer that finished its part and exited cleanly closes its bootstrap endpoint; that is no
+  // error while this rank still drains what it sent or connects to another peer.
+  WaitContext peerWaitContext(std::string what) const;
   // The same for the data path, refilling *ctx in place; `what` is only "rank R" (the operation is named
   // where an error is reported), so a warm call neither allocates nor formats.
   void fillWaitContext(WaitContext* ctx) const;

@@ -342,6 +342,7 @@ const bool kOneCpuChild = registerChild("one_cpu", [](int rank, int n, const std
   std::vector<float> sum(r.size(), 0.0f);
   if (chorusBroadcast(b.data(), b.data(), b.size(), chorusFloat32, n - 1, comm, nullptr) != chorusSuccess ||
       chorusReduce(r.data(), sum.data(), r.size(), chorusFloat32, chorusSum, 0, comm, nullptr) != chorusSuccess) {
+    fprintf(stderr, "rank %d: %s\n", rank, chorusGetLastError(comm));
     return 5;
   }
   const float want = static_cast<float>(n * (n + 1) / 2);
