@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "base/socket.h"
+#include "base/status.h"
 #include "base/wait.h"
 
 namespace chorus::bootstrap {
@@ -89,10 +90,12 @@ class Bootstrap {
   // closed); cheap, for liveness probes of waits.
   virtual void checkPeers() const = 0;
   // Tells every peer that this rank's communicator failed (or was aborted or revoked), best effort and without
-  // waiting for any peer: their checkFailureNotices() then throws. `why` travels with the notice.
-  virtual void announceFailure(const std::string& why) = 0;
-  // Throws chorusRemoteError naming the peer and its reason if a peer announced a failure of this communicator.
-  // Costs one atomic load while no notice arrived in this process (the data path calls it every few ms).
+  // waiting for any peer: their checkFailureNotices() then throws. `cause` (the status of the first error) and
+  // `why` travel with the notice (failure_notice.h).
+  virtual void announceFailure(Status cause, const std::string& why) = 0;
+  // If a peer announced a failure of this communicator, throws naming the peer and its reason: chorusTimeout
+  // where the peer's first cause was a timeout, chorusRemoteError otherwise (failure_notice.h says why). Costs
+  // one atomic load while no notice arrived in this process (the data path calls it every few ms).
   virtual void checkFailureNotices() const = 0;
   // Waits, at most `maxMs`, until every message that reached this host for this rank before the call is in the
   // mailbox (the endpoint's service thread reads sockets on its own schedule, which a loaded machine delays).

@@ -7,6 +7,7 @@
 #include "base/logging.h"
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/endpoint.h"
+#include "bootstrap/failure_notice.h"
 
 namespace chorus::bootstrap {
 namespace {
@@ -109,14 +110,14 @@ class BootstrapImpl : public Bootstrap {
     }
   }
 
-  void announceFailure(const std::string& why) override {
+  void announceFailure(Status cause, const std::string& why) override {
     WaitContext ctx;
     ctx.deadline = Deadline::afterMs(500);  // a notice is best effort: never hold a failing rank long
-    const std::string text = why.substr(0, 1024);
+    const std::vector<uint8_t> notice = encodeFailureNotice(cause, why);
     for (int p = 0; p < nranks(); ++p) {
       if (p == rank_ || peerGone(p)) continue;
       try {
-        send(p, kFailureNoticeTag, text.data(), text.size(), ctx);
+        send(p, kFailureNoticeTag, notice.data(), notice.size(), ctx);
       } catch (const Error&) {
         // That peer is gone or unreachable: it needs no notice.
       }
@@ -124,15 +125,7 @@ class BootstrapImpl : public Bootstrap {
   }
 
   void checkFailureNotices() const override {
-    Mailbox& mb = ep_.mailbox();
-    if (mb.notices() == 0) return;
-    std::vector<uint8_t> msg;
-    for (int p = 0; p < nranks(); ++p) {
-      if (p != rank_ && mb.peek(MailKey{authHash_, commHash_, rank_, p, kFailureNoticeTag}, &msg)) {
-        CHORUS_THROW(Status::kRemoteError, "rank ", rank_, ": peer rank ", p,
-                     " failed: ", std::string(msg.begin(), msg.end()));
-      }
-    }
+    bootstrap::checkFailureNotices(ep_.mailbox(), authHash_, commHash_, rank_, nranks());
   }
 
   void awaitDelivered(int maxMs) const override { ep_.awaitFreshRound(Deadline::afterMs(maxMs)); }

@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "bootstrap/bootstrap.h"
+#include "bootstrap/failure_notice.h"
 #include "bootstrap/hmac.h"
 #include "bootstrap/mailbox.h"
 #include "bootstrap/wire.h"
@@ -67,26 +68,14 @@ class InProcessBootstrap : public Bootstrap {
     return false;
   }
 
-  void announceFailure(const std::string& why) override {
-    const std::string text = why.substr(0, 1024);
+  void announceFailure(Status cause, const std::string& why) override {
+    const std::vector<uint8_t> notice = encodeFailureNotice(cause, why);
     for (int p = 0; p < nranks_; ++p) {
-      if (p != rank_) {
-        mailbox_->deposit(MailKey{0, commHash_, p, rank_, kFailureNoticeTag},
-                          std::vector<uint8_t>(text.begin(), text.end()));
-      }
+      if (p != rank_) mailbox_->deposit(MailKey{0, commHash_, p, rank_, kFailureNoticeTag}, notice);
     }
   }
 
-  void checkFailureNotices() const override {
-    if (mailbox_->notices() == 0) return;
-    std::vector<uint8_t> msg;
-    for (int p = 0; p < nranks_; ++p) {
-      if (p != rank_ && mailbox_->peek(MailKey{0, commHash_, rank_, p, kFailureNoticeTag}, &msg)) {
-        CHORUS_THROW(Status::kRemoteError, "rank ", rank_, ": peer rank ", p,
-                     " failed: ", std::string(msg.begin(), msg.end()));
-      }
-    }
-  }
+  void checkFailureNotices() const override { bootstrap::checkFailureNotices(*mailbox_, 0, commHash_, rank_, nranks_); }
 
   SocketAddress peerAddress(int rank) const override {
     CHORUS_CHECK_ARG(rank >= 0 && rank < nranks_, "bootstrap peerAddress: rank ", rank, " out of range");

@@ -86,8 +86,9 @@ void destroyComm(Comm* c) {
     c->abort();  // pending work stops at its next wait
     c->poisonConnections();
     if (created) {
-      c->announceFailure("rank " + std::to_string(c->rank()) + " destroyed or aborted the communicator" +
-                         (cause.empty() ? "" : " after: " + cause));
+      c->announceFailure(c->asyncError() == Status::kSuccess ? Status::kRemoteError : c->asyncError(),
+                         "rank " + std::to_string(c->rank()) + " destroyed or aborted the communicator" +
+                             (cause.empty() ? "" : " after: " + cause));
     }
     chorus::WaitContext ctx;
     ctx.deadline = chorus::Deadline::afterMs(10000);  // aborted waits end at once; this bounds a bug
@@ -357,11 +358,11 @@ chorusResult_t chorusCommFinalize(chorusComm_t comm) {
       // finalize_kill_4ranks_shm failed 2 in 40 runs that way: rank 0 saw rank 3 exit, then its flush found rank
       // 1's end closed).
       const std::string first = c->firstAsyncError();
-      const std::string msg = !first.empty() && c->asyncError() != Status::kInvalidUsage
-                                  ? std::string(e.what()) + " (after: " + first + ")"
-                                  : c->withFirstCause(e.status(), e.what());
-      c->recordAsyncError(e.status(), "chorusCommFinalize: " + msg);
-      CHORUS_THROW(e.status(), msg);
+      const chorus::Failure f = !first.empty() && c->asyncError() != Status::kInvalidUsage
+                                    ? chorus::Failure{e.status(), std::string(e.what()) + " (after: " + first + ")"}
+                                    : c->withFirstCause(e.status(), e.what());
+      c->recordAsyncError(f.status, "chorusCommFinalize: " + f.message);
+      f.raise();
     }
     if (c->asyncError() != Status::kSuccess) return chorus::core::toResult(c->asyncError());
     return chorusSuccess;
@@ -383,7 +384,8 @@ chorusResult_t chorusCommAbort(chorusComm_t comm) {
     c->abort();
     if (c->recorder() != nullptr) c->recorder()->dump("chorusCommAbort");
     if (c->initResult() == Status::kSuccess)
-      c->announceFailure("rank " + std::to_string(c->rank()) + " aborted the communicator (chorusCommAbort)");
+      c->announceFailure(Status::kRemoteError,
+                         "rank " + std::to_string(c->rank()) + " aborted the communicator (chorusCommAbort)");
     destroyComm(c);
     return chorusSuccess;
   });

@@ -225,9 +225,9 @@ void Comm::abort() {
   abort_.store(1);
 }
 
-void Comm::announceFailure(const std::string& why) {
+void Comm::announceFailure(Status cause, const std::string& why) {
   if (announced_.exchange(true) || !bootstrap_) return;
-  bootstrap_->announceFailure(why);
+  bootstrap_->announceFailure(cause, why);
 }
 
 std::string Comm::stalledPeers() const {
@@ -241,26 +241,30 @@ std::string Comm::stalledPeers() const {
   return out;
 }
 
-std::string Comm::withFirstCause(Status s, std::string cause) const {
-  if (s == Status::kTimeout) return cause + stalledPeers();
-  if (s != Status::kRemoteError || !bootstrap_ || cause.find("peer rank") != std::string::npos) return cause;
-  auto notice = [this]() -> std::string {
+Failure Comm::withFirstCause(Status s, std::string cause) const {
+  // A cause that is a peer's notice already names what that peer found.
+  const bool fromNotice = cause.find("peer rank") != std::string::npos;
+  if (s == Status::kTimeout) return Failure{s, fromNotice ? std::move(cause) : cause + stalledPeers()};
+  if (s != Status::kRemoteError || !bootstrap_ || fromNotice) {
+    return Failure{s, std::move(cause)};
+  }
+  auto notice = [this]() -> Failure {
     try {
       bootstrap_->checkFailureNotices();
     } catch (const Error& e) {
-      return e.what();
+      return Failure{e.status(), e.what()};
     }
-    return "";
+    return Failure{};
   };
-  std::string first = notice();
-  if (first.empty()) {
+  Failure first = notice();
+  if (first.ok()) {
     bootstrap_->awaitDelivered(kNoticeDeliveryMs);
     first = notice();
   }
-  if (first.empty()) return cause;
+  if (first.ok()) return Failure{s, std::move(cause)};
   const std::string tag = rankTag_ + ": ";
-  if (first.compare(0, tag.size(), tag) == 0) first.erase(0, tag.size());
-  return cause + " (" + first + ")";
+  if (first.message.compare(0, tag.size(), tag) == 0) first.message.erase(0, tag.size());
+  return Failure{first.status, cause + " (" + first.message + ")"};
 }
 
 void Comm::sweepDeadLocalPeers(bool now) {
@@ -281,7 +285,7 @@ void Comm::revoke() {
   abort_.store(kAbortRevoked);
   // Peers waiting on this rank fail now (closed FIFOs), and so does their next operation (the notice).
   poisonConnections();
-  announceFailure(rankTag_ + " revoked the communicator (chorusCommRevoke)");
+  announceFailure(Status::kRemoteError, rankTag_ + " revoked the communicator (chorusCommRevoke)");
 }
 
 void Comm::poisonConnections() {

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/error.h"
 #include "base/wait.h"
 #include "bootstrap/bootstrap.h"
 #include "chorus_build_config.h"
@@ -90,19 +91,21 @@ class Comm {
   void poisonConnections();
 
   // Tells every peer, once, that this rank's communicator failed: their pending and next operations on it fail
-  // at once with chorusRemoteError naming this rank and `why` (Bootstrap::announceFailure).
-  void announceFailure(const std::string& why);
+  // at once naming this rank and `why`, with chorusTimeout where `cause` (the status of the first error) is a
+  // timeout and chorusRemoteError otherwise (Bootstrap::announceFailure, bootstrap/failure_notice.h).
+  void announceFailure(Status cause, const std::string& why);
 
   // After a deadline passed: names the peers on this host that are stopped ("; rank 3 (pid 123) is stopped"), the
   // usual reason for no progress; "" when none is.
   std::string stalledPeers() const;
 
-  // `cause`, the message of an error this rank met, completed with what explains it: after a deadline, the
+  // An error this rank met (status `s`, message `cause`), completed with what explains it: after a deadline, the
   // peers on this host that are stopped; after a remote error that does not come from a peer's notice already,
-  // the first cause named by the notice of a peer that failed. A rank that fails sends its notice before it
-  // closes its connections or exits, so the notice is looked for once the bootstrap has delivered everything
-  // that reached this host (Bootstrap::awaitDelivered), not after a fixed pause a loaded machine may outlast.
-  std::string withFirstCause(Status s, std::string cause) const;
+  // the first cause named by the notice of a peer that failed, whose status it then takes (a connection closed
+  // by a peer that timed out is a timeout here too). A rank that fails sends its notice before it closes its
+  // connections or exits, so the notice is looked for once the bootstrap has delivered everything that reached
+  // this host (Bootstrap::awaitDelivered), not after a fixed pause a loaded machine may outlast.
+  Failure withFirstCause(Status s, std::string cause) const;
 
   // Shared-memory segments that a peer process of this host created and nobody mapped outlive it unless a
   // survivor removes them: registers every such peer known so far (all of them once set-up exchanged the peer

@@ -44,9 +44,10 @@ void finishSetUp(Comm* comm, std::unique_ptr<bootstrap::Bootstrap> b) {
     comm->setUp(std::move(b));
   } catch (const Error& e) {
     comm->sweepDeadLocalPeers(true);
-    const std::string msg = comm->withFirstCause(e.status(), e.what());
-    comm->announceFailure("rank " + std::to_string(comm->rank()) + " failed to create the communicator: " + msg);
-    throw Error(e.status(), msg);
+    const Failure f = comm->withFirstCause(e.status(), e.what());
+    comm->announceFailure(f.status,
+                          "rank " + std::to_string(comm->rank()) + " failed to create the communicator: " + f.message);
+    f.raise();
   }
   comm->setInitResult(Status::kSuccess);
 }

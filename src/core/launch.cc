@@ -161,13 +161,13 @@ Failure executeLaunch(const std::vector<CommWork>& works) {
       std::string cause = e.what();
       if (cause.compare(0, tag.size(), tag) == 0) cause.erase(0, tag.size());
       // A connection closed by a peer that failed: its notice, sent before it closed, names the first cause.
-      cause = w.comm->withFirstCause(e.status(), std::move(cause));
-      f = Failure{e.status(), tag + describe(w.ops) + ": " + cause};
+      f = w.comm->withFirstCause(e.status(), std::move(cause));
+      f.message = tag + describe(w.ops) + ": " + f.message;
       // Peers learn of the failure first through the notice, then through the closed connections. Invalid usage
       // found before any data moved (CHORUS_CHECK's fingerprints, seen alike by every rank) leaves the
       // communicator usable, as the header promises.
       if (f.status != Status::kInvalidUsage) {
-        w.comm->announceFailure(f.message);
+        w.comm->announceFailure(f.status, f.message);
         w.comm->poisonConnections();
       }
       CHORUS_LOG_WARN(kColl, f.message);

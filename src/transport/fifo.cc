@@ -74,9 +74,11 @@ class ProbeTimer {
 // Waits until ready() holds, sleeping on `counter` (the far end's counter) with `flag` as our sleeping flag.
 // check() runs when the FIFO is closed and every few milliseconds; it throws when the far end is gone.
 // A deadline names what was waited for, on which connection: "waiting for data on rank 0 -> rank 1 lane 0 over
-// shm" (the data path's ctx.what is only "rank R", to stay free of allocations).
-[[noreturn]] void rethrowNamed(const Error& e, const char* waitingFor, const std::string& conn) {
-  if (e.status() != Status::kTimeout) throw;
+// shm" (the data path's ctx.what is only "rank R", to stay free of allocations). Only this wait's own deadline is
+// renamed: a peer's failure notice may carry a timeout too (bootstrap/failure_notice.h), and names its cause.
+[[noreturn]] void rethrowNamed(const Error& e, const WaitContext& ctx, const char* waitingFor,
+                               const std::string& conn) {
+  if (e.status() != Status::kTimeout || !ctx.deadline.expired()) throw;
   CHORUS_THROW(Status::kTimeout, conn, ": waiting for ", waitingFor, ": no progress before the deadline",
                " (CHORUS_TIMEOUT_MS)");
 }
@@ -93,7 +95,7 @@ void waitOn(FifoControl* f, const std::atomic<uint32_t>* counter, std::atomic<ui
   try {
     waitOnUnnamed(f, counter, flag, driver, ctx, ready, check);
   } catch (const Error& e) {
-    rethrowNamed(e, waitingFor, conn);
+    rethrowNamed(e, ctx, waitingFor, conn);
   }
   if (observer != nullptr) observer->waited(waitingFor, conn, start, nowNs());
 }

@@ -388,6 +388,56 @@ TEST_P(StoppedPeer, BecomesATimeoutThatNamesTheOperationAndThePeer) {
 
 INSTANTIATE_TEST_SUITE_P(ApiProcs, StoppedPeer, ::testing::Values("setup", "connected"));
 
+// Two survivors of a stopped rank whose deadlines differ: rank 2 (deadline 60 s) learns of rank 0's timeout
+// (deadline 2 s) from its failure notice, and fails with chorusTimeout as well, naming rank 0's cause, long before
+// its own deadline. The same happens, milliseconds apart, when survivors with equal deadlines time out on one
+// hung peer: whichever times out second reads the first one's notice. It used to get chorusRemoteError there
+// (PyTorch's backend then did not say "Timed out"; tests/torch/test_fault.py met it in CI).
+// args[0]: "one_host" where all ranks share a host, whose stopped processes a survivor can name.
+const bool kStoppedTwoChild = registerChild("stopped_two", [](int rank, int, const std::vector<std::string>& args) {
+  const bool oneHost = !args.empty() && args[0] == "one_host";
+  chorusConfig_t config = CHORUS_CONFIG_INITIALIZER;
+  config.timeoutMs = rank == 2 ? 60000 : 2000;
+  chorusComm_t comm = nullptr;
+  if (chorusCommInitFromEnv(&comm, &config) != chorusSuccess) return 2;
+  float x = 1;
+  if (chorusAllReduce(&x, &x, 1, chorusFloat32, chorusSum, comm, nullptr) != chorusSuccess) return 3;
+  if (rank == 1) {
+    printf("ready\n");
+    fflush(stdout);
+    raise(SIGSTOP);  // stays stopped until the test kills it
+    return 0;
+  }
+  auto start = Clock::now();
+  chorusResult_t rc = chorusAllReduce(&x, &x, 1, chorusFloat32, chorusSum, comm, nullptr);
+  double took = secondsSince(start);
+  const std::string msg = chorusGetLastError(comm);
+  fprintf(stderr, "rank %d: %s after %.2f s: %s\n", rank, chorusGetErrorString(rc), took, msg.c_str());
+  chorusCommAbort(comm);
+  if (rc != chorusTimeout || took >= 20) return 10;
+  if (msg.find("AllReduce(count 1, float32)") == std::string::npos) return 11;
+  if (oneHost && msg.find("rank 1 (pid") == std::string::npos) return 12;
+  if (rank == 2 && msg.find("peer rank 0 failed") == std::string::npos) return 13;
+  return 0;
+});
+
+// On one host (shared memory) and on three simulated hosts (the network transport).
+class StoppedPeerTwoSurvivors : public ::testing::TestWithParam<int> {};
+
+TEST_P(StoppedPeerTwoSurvivors, AllTimeOutEvenWhenANoticeComesFirst) {
+  ChildOptions opt;
+  opt.hosts = GetParam();
+  if (opt.hosts == 1) opt.args = {"one_host"};
+  std::vector<pid_t> pids = startChildren("stopped_two", 3, opt);
+  ASSERT_EQ(pids.size(), 3u);
+  EXPECT_EQ(waitChild(pids[0], 60), 0);
+  EXPECT_EQ(waitChild(pids[2], 60), 0);
+  kill(pids[1], SIGKILL);
+  waitChild(pids[1], 10);
+}
+
+INSTANTIATE_TEST_SUITE_P(ApiProcs, StoppedPeerTwoSurvivors, ::testing::Values(1, 3));
+
 // Rank 2 exits before joining: the others' init ends at the deadline with chorusTimeout, not a hang.
 const bool kLateChild = registerChild("missing", [](int rank, int, const std::vector<std::string>&) {
   if (rank == 2) return 0;
