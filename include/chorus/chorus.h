@@ -17,8 +17,9 @@
  * communicator usable; any other error means the communicator should be aborted and recreated.
  * chorusGetLastError(comm) returns a message naming the rank, peer, operation and cause of the last error.
  * A rank whose operation fails, or that aborts, revokes or destroys a communicator with work in flight, tells
- * its peers: their pending and next operations on it fail within milliseconds with chorusRemoteError naming it
- * (a dead peer is found the same way; a stopped one costs the deadline, CHORUS_TIMEOUT_MS). Ranks that call
+ * its peers: their pending and next operations on it fail within milliseconds with chorusRemoteError naming it,
+ * or with chorusTimeout where its own first error was a timeout (a dead peer is found the same way; a stopped one
+ * costs the deadline, CHORUS_TIMEOUT_MS, and whichever rank reaches it first ends its peers' waits). Ranks that call
  * different collectives, or the same one with a different type, operation, root or count, get chorusRemoteError
  * on every rank that receives from a mismatched peer (each FIFO slot carries the call's sequence number and
  * signature); with checkMode (CHORUS_CHECK=1) the mismatch is found before any data moves and is
