@@ -122,7 +122,12 @@ struct Extent {
     lo = std::min(lo, a);
     hi = std::max(hi, a + n);
   }
-  bool meets(const Extent& o) const { return bytes > 0 && o.bytes > 0 && lo < o.hi && o.lo < hi; }
+  // The length from lo to hi; 0 while empty (lo > hi then).
+  size_t span() const { return bytes > 0 ? hi - lo : 0; }
+  // Whether the two ranges share a byte (never when either is empty).
+  bool meets(const Extent& o) const {
+    return overlaps(reinterpret_cast<const void*>(lo), span(), reinterpret_cast<const void*>(o.lo), o.span());
+  }
 };
 
 }  // namespace
