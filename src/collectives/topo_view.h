@@ -2,6 +2,7 @@
 // two trees of the double binary tree. Computed once per communicator by the core from src/topology.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 namespace chorus::coll {
@@ -22,6 +23,10 @@ struct TopoView {
   // for one another, so all their blocks must be resident on the GPU at once: channels and point-to-point lanes
   // are kept within kDevBlockBudget blocks for all of them together. The same on every rank.
   int ranksPerDevice = 0;
+  // The bytes an operation touches on this rank from which its outputs are written with streaming stores
+  // (tuning.h, streamsOutput): half the CPU's last-level cache, or CHORUS_STREAM_MIN_BYTES (core/topo_setup.cc).
+  // 16 MiB here: half the 32 MiB L3 where it was measured.
+  size_t streamMinBytes = size_t{16} << 20;
 };
 
 // Blocks that the kernels of the ranks of one process on one GPU may hold at once: a block of 512 threads at

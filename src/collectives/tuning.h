@@ -81,13 +81,14 @@ bool useMappedRefs(CollType type, size_t bytes, bool inPlace);
 bool useSingleCopyToReceiver(size_t bytes, bool readsFast);
 
 // Whether an operation that touches `footprintBytes` of its buffers on this rank (footprintBytes below) writes its
-// outputs with streaming stores (reduce::copyBytes' nonTemporal): from 16 MiB, past what the caches hold with the
-// peers' share, a plain store first reads the line it overwrites and evicts the FIFO slots the copies go through.
-// Counting the input too (it was the output alone, docs/performance.md session 20): an 8 MiB all-to-all, send/recv
-// or broadcast out of place streams, and an in-place one of the same size, whose lines the next call finds in the
-// cache, does not. The host executor's collectives and its point-to-point engine both ask it.
-inline bool streamsOutput(size_t footprintBytes) {
-  return footprintBytes >= (size_t{16} << 20);
+// outputs with streaming stores (reduce::copyBytes' nonTemporal): from `minBytes` (TopoView::streamMinBytes: half
+// the last-level cache), past what the cache holds with the peers' share, a plain store first
+// reads the line it overwrites and evicts the FIFO slots the copies go through. Counting the input too (it was the
+// output alone, docs/performance.md session 20): at 16 MiB, an 8 MiB all-to-all, send/recv or broadcast out of place
+// streams, and an in-place one of the same size, whose lines the next call finds in the cache, does not. The host
+// executor's collectives and its point-to-point engine both ask it.
+inline bool streamsOutput(size_t footprintBytes, size_t minBytes) {
+  return footprintBytes >= minBytes;
 }
 
 // The bytes an operation with `inputBytes` of input and `outputBytes` of output touches on this rank: both, or, where

@@ -1,5 +1,7 @@
 #include "core/topo_setup.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -9,6 +11,7 @@
 #include "base/logging.h"
 #include "base/params.h"
 #include "collectives/conn_key.h"
+#include "topology/cpu_cache.h"
 #include "topology/host_order.h"
 #include "topology/paths.h"
 #include "topology/search.h"
@@ -68,7 +71,32 @@ void loadMachineTopologyIfAsked(const std::vector<transport::PeerInfo>& peers, i
   });
 }
 
+// The last-level cache of the CPU this process first asks from, read once (topology/cpu_cache.h). Ranks move
+// between CPUs unless bound; the CPUs of a host have caches of one size on the machines Chorus runs on.
+size_t processCacheBytes() {
+  static const size_t bytes = [] {
+    const int cpu = sched_getcpu();
+    const size_t b = topology::lastLevelCacheBytes(cpu >= 0 ? cpu : 0);
+    CHORUS_LOG_INFO(kInit, "last-level cache of CPU ", cpu, ": ", b >> 10, " KiB", b == 0 ? " (unknown)" : "");
+    return b;
+  }();
+  return bytes;
+}
+
 }  // namespace
+
+size_t streamMinBytes(size_t cacheBytes) {
+  const int64_t forced = param::StreamMinBytes();
+  if (forced == 0) return SIZE_MAX;
+  if (forced > 0) return static_cast<size_t>(forced);
+  // Where sysfs says nothing: the 32 MiB L3 of the machine the rule was measured on (docs/performance.md, session
+  // 20: 2 ranks sharing it, where plain stores won below 16 MiB and streaming ones above). Half the cache on other
+  // machines is that measurement scaled, not a measurement of theirs. Dividing it among the ranks of the host was
+  // measured and not kept (session 21: at 4 ranks, 8 MiB instead of 16 made the 8 MiB all-gather and the in-place
+  // rows slower). An operation of less than a core's own cache (1 MiB of L2 here) gains nothing from streaming.
+  const size_t cache = cacheBytes > 0 ? cacheBytes : size_t{32} << 20;
+  return std::max(cache / 2, size_t{1} << 20);
+}
 
 coll::TopoView buildTopoView(const std::vector<transport::PeerInfo>& peers, int rank, int minChannels,
                              int maxChannels) {
@@ -87,6 +115,7 @@ coll::TopoView buildTopoView(const std::vector<transport::PeerInfo>& peers, int 
   v.nHosts = static_cast<int>(hosts.size());
   v.allSameProcess = procs.size() == 1;
   v.ranksPerDevice = ranksPerDevice(peers);
+  v.streamMinBytes = streamMinBytes(processCacheBytes());
   v.rings = topology::searchHostRings(places, channelCount(minChannels, maxChannels, v.ranksPerDevice));
   CHORUS_ENFORCE(!v.rings.empty(), "topology search returned no ring");
   for (const auto& ring : v.rings) {

@@ -1,6 +1,7 @@
 // Computes a communicator's rings and trees from where its ranks live (src/topology's host search).
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "collectives/topo_view.h"
@@ -11,5 +12,11 @@ namespace chorus::core {
 // Rings for every channel the communicator may use (CHORUS_NCHANNELS within the config's minChannels and
 // maxChannels, 0: none given), and the double binary tree, as seen by `rank`.
 coll::TopoView buildTopoView(const std::vector<transport::PeerInfo>& peers, int rank, int minChannels, int maxChannels);
+
+// The bytes an operation touches on a rank from which its outputs are written with streaming stores
+// (coll::TopoView::streamMinBytes): CHORUS_STREAM_MIN_BYTES where set (0: never), else half of `cacheBytes` (the
+// last-level cache of the CPU this process started on, topology/cpu_cache.h; 32 MiB where sysfs does not say), at
+// least 1 MiB.
+size_t streamMinBytes(size_t cacheBytes);
 
 }  // namespace chorus::core

@@ -3,9 +3,12 @@
 // another, so they must all be resident at once.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "core/topo_setup.h"
+#include "scoped_param.h"
+#include "topology/cpu_cache.h"
 
 namespace chorus::core {
 namespace {
@@ -49,6 +52,36 @@ TEST(TopoSetup, RanksSharingAGpuInOneProcessStayWithinTheBlockBudget) {
 TEST(TopoSetup, MinChannelsDoNotOverrideTheBlockBudget) {
   const coll::TopoView v = buildTopoView(ranks(8, 8, 0), 0, 16, 0);
   EXPECT_EQ(v.rings.size(), 8u);
+}
+
+// Outputs stream from half the CPU's last-level cache: 16 MiB on 32 MiB (where the rule was measured), never below
+// 1 MiB; 32 MiB is assumed where sysfs says nothing. CHORUS_STREAM_MIN_BYTES overrides it, 0 turning streaming off.
+TEST(TopoSetup, OutputsStreamFromHalfTheLastLevelCache) {
+  constexpr size_t kMiB = size_t{1} << 20;
+  {
+    ScopedParam unset("CHORUS_STREAM_MIN_BYTES", nullptr);
+    EXPECT_EQ(streamMinBytes(32 * kMiB), 16 * kMiB);
+    EXPECT_EQ(streamMinBytes(96 * kMiB), 48 * kMiB);
+    EXPECT_EQ(streamMinBytes(1 * kMiB), 1 * kMiB);
+    EXPECT_EQ(streamMinBytes(0), 16 * kMiB);
+  }
+  {
+    ScopedParam never("CHORUS_STREAM_MIN_BYTES", "0");
+    EXPECT_EQ(streamMinBytes(32 * kMiB), SIZE_MAX);
+  }
+  {
+    ScopedParam forced("CHORUS_STREAM_MIN_BYTES", "12345");
+    EXPECT_EQ(streamMinBytes(32 * kMiB), 12345u);
+  }
+}
+
+// Every communicator's view carries the threshold for this process's CPU, whatever its ranks (CPU 0's cache here:
+// the CPUs of the machines the tests run on have last-level caches of one size).
+TEST(TopoSetup, TheViewCarriesTheStreamingThreshold) {
+  ScopedParam unset("CHORUS_STREAM_MIN_BYTES", nullptr);
+  const size_t want = streamMinBytes(topology::lastLevelCacheBytes(0));
+  EXPECT_EQ(buildTopoView(ranks(4, 1, -1), 1, 0, 0).streamMinBytes, want);
+  EXPECT_EQ(buildTopoView(ranks(2, 2, -1), 0, 0, 0).streamMinBytes, want);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "base/params.h"
 #include "collectives/tuning.h"
+#include "scoped_param.h"
 #include "transport/cma.h"
 #include "transport/fifo_geometry.h"
 
@@ -150,28 +151,6 @@ TEST(FifoGeometry, DeviceFifosAreFourTimesTheHostsByDefault) {
   EXPECT_EQ(transport::fifoSlotBytes(true), (size_t(4) << 20) / transport::kFifoSlots);
 }
 
-// Sets the variable `name` (nullptr: unsets it) for the scope, and restores it unset.
-class ScopedParam {
- public:
-  ScopedParam(const char* name, const char* value) : name_(name) {
-    if (value != nullptr) {
-      setenv(name, value, 1);
-    } else {
-      unsetenv(name);
-    }
-    param::reload();
-  }
-  ~ScopedParam() {
-    unsetenv(name_);
-    param::reload();
-  }
-  ScopedParam(const ScopedParam&) = delete;
-  ScopedParam& operator=(const ScopedParam&) = delete;
-
- private:
-  const char* name_;
-};
-
 // By default a receiver that waits is read by reference from 64 KiB only where its CMA reads are fast; both ends
 // pass the same connection fact, so they agree.
 TEST(SingleCopyToReceiver, ByDefaultFrom64KiBWhereTheReceiverReadsFast) {
@@ -218,11 +197,11 @@ TEST(StreamsOutput, ByTheFootprintOfInputAndOutput) {
   EXPECT_EQ(footprintBytes(8 * kMiB, 8 * kMiB, true), 8 * kMiB);
   EXPECT_EQ(footprintBytes(4 * kMiB, 16 * kMiB, true),
             16 * kMiB);  // an in-place all-gather: the output holds the input
-  EXPECT_TRUE(streamsOutput(footprintBytes(8 * kMiB, 8 * kMiB, false)));
-  EXPECT_FALSE(streamsOutput(footprintBytes(8 * kMiB, 8 * kMiB, true)));
-  EXPECT_FALSE(streamsOutput(footprintBytes(4 * kMiB, 8 * kMiB, false)));  // a 2-rank all-gather of 8 MiB
-  EXPECT_TRUE(streamsOutput(footprintBytes(16 * kMiB, 16 * kMiB, true)));
-  EXPECT_FALSE(streamsOutput(footprintBytes(0, 16 * kMiB - 1, false)));
+  EXPECT_TRUE(streamsOutput(footprintBytes(8 * kMiB, 8 * kMiB, false), 16 * kMiB));
+  EXPECT_FALSE(streamsOutput(footprintBytes(8 * kMiB, 8 * kMiB, true), 16 * kMiB));
+  EXPECT_FALSE(streamsOutput(footprintBytes(4 * kMiB, 8 * kMiB, false), 16 * kMiB));  // a 2-rank all-gather of 8 MiB
+  EXPECT_TRUE(streamsOutput(footprintBytes(16 * kMiB, 16 * kMiB, true), 16 * kMiB));
+  EXPECT_FALSE(streamsOutput(footprintBytes(0, 16 * kMiB - 1, false), 16 * kMiB));
 }
 
 TEST(MappedRefs, BroadcastAndAllGatherOutOfPlaceFrom4MiB) {

@@ -198,7 +198,8 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
     input.add(source(c, copies), c.bytes);
     output.add(c.dst, c.bytes);
   }
-  const bool streaming = streamsOutput(footprintBytes(input.bytes, output.bytes, input.meets(output)));
+  const bool streaming =
+      streamsOutput(footprintBytes(input.bytes, output.bytes, input.meets(output)), env.topo->streamMinBytes);
   // The copies to oneself come after the announcements: peers may send by reference meanwhile.
   for (const SelfCopy& c : plan.selfCopies) {
     const void* src = source(c, copies);
