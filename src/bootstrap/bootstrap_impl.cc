@@ -12,6 +12,10 @@
 namespace chorus::bootstrap {
 namespace {
 
+// How long a receive whose peer has left waits at most for the endpoint to read what that peer sent before it left:
+// normally two rounds of the service thread, well under a millisecond; this bounds a starved thread.
+constexpr int kDeliveryMs = 2000;
+
 class BootstrapImpl : public Bootstrap {
  public:
   BootstrapImpl(Endpoint& ep, const Secret& secret, uint64_t authHash, uint64_t commHash, int rank,
@@ -85,14 +89,27 @@ class BootstrapImpl : public Bootstrap {
     std::vector<uint8_t> msg;
     if (mb.tryTake(key, &msg)) return msg;
     // Hold a connection to the peer while waiting: its EOF is how we learn that the peer died, even if it
-    // never connected to us.
-    if (!isLocal(peer)) connection(peer, c);
+    // never connected to us. A peer that cannot be connected to any more (refused, reset) may have finished its
+    // part and left after sending this message: what it sent reached this host before its connections closed,
+    // so the message is taken once the endpoint has read what the sockets hold (EarlyExitProcs: a rank that
+    // finished the peer-information exchange and exited failed the rank still receiving its last block).
+    if (!isLocal(peer)) {
+      try {
+        connection(peer, c);
+      } catch (const Error&) {
+        ep_.awaitFreshRound(Deadline::afterMs(kDeliveryMs).min(c.deadline));
+        if (mb.tryTake(key, &msg)) return msg;
+        throw;
+      }
+    }
     PeerKey pk{authHash_, keys_[peer]};
     Waiter w(c);
     for (;;) {
       uint32_t observed = mb.word()->load(std::memory_order_acquire);
       if (mb.tryTake(key, &msg)) return msg;
       if (!isLocal(peer) && mb.peerGone(pk)) {
+        // Its messages are deposited before its last connection's EOF, maybe after the look above.
+        if (mb.tryTake(key, &msg)) return msg;
         CHORUS_THROW(Status::kRemoteError, c.what, ": connection closed by peer (", keys_[peer], ")");
       }
       w.pause(mb.word(), observed);

@@ -69,7 +69,7 @@ void destroyComm(Comm* c) {
   bool healthy =
       created && !c->aborted() && (c->asyncError() == Status::kSuccess || c->asyncError() == Status::kInvalidUsage);
   if (healthy) {
-    chorus::WaitContext ctx = c->peerWaitContext("destroying the communicator");
+    chorus::WaitContext ctx = c->waitContext("destroying the communicator");
     ctx.deadline = ctx.deadline.min(chorus::Deadline::afterMs(kDestroyFlushMs));
     try {
       c->waitIdle(ctx);
@@ -349,8 +349,8 @@ chorusResult_t chorusCommFinalize(chorusComm_t comm) {
                        "the communicator was revoked: destroy it (chorusCommFinalize is invalid after "
                        "chorusCommRevoke)");
     try {
-      c->waitIdle(c->peerWaitContext("chorusCommFinalize waiting for pending work"));
-      c->drainSends(c->peerWaitContext("chorusCommFinalize flushing sends"));
+      c->waitIdle(c->waitContext("chorusCommFinalize waiting for pending work"));
+      c->drainSends(c->waitContext("chorusCommFinalize flushing sends"));
     } catch (const chorus::Error& e) {
       // Recorded in the communicator: the notice its destruction sends names this first cause. Where this
       // rank's own work already failed, that failure is the cause: what the flush hits next (a peer that closed

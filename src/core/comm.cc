@@ -79,23 +79,11 @@ WaitContext Comm::waitContext(std::string what) const {
   ctx.abort = &abort_;
   if (bootstrap_) {
     const bootstrap::Bootstrap* b = bootstrap_.get();
-    ctx.liveness = [b] {
-      b->checkFailureNotices();
-      b->checkPeers();
-    };
+    ctx.liveness = [b] { b->checkFailureNotices(); };
   }
   ctx.spinNs = oversubscribed_ ? 0 : -1;
   ctx.yieldNs = oversubscribed_ ? kOversubscribedYieldNs : -1;
   ctx.what = rankTag_ + ": " + what;
-  return ctx;
-}
-
-WaitContext Comm::peerWaitContext(std::string what) const {
-  WaitContext ctx = waitContext(std::move(what));
-  if (bootstrap_) {
-    const bootstrap::Bootstrap* b = bootstrap_.get();
-    ctx.liveness = [b] { b->checkFailureNotices(); };
-  }
   return ctx;
 }
 
@@ -163,7 +151,7 @@ void Comm::setUp(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
   // Connecting waits on one peer at a time: a rank that finished its part and exited must not fail the
   // connection this rank is making to another (every peer's liveness failed a reduce at 5 ranks on 2 simulated
   // hosts: a rank still connecting to the root found a finished rank gone).
-  cc.waitContext = [this](std::string what) { return peerWaitContext(std::move(what)); };
+  cc.waitContext = [this](std::string what) { return waitContext(std::move(what)); };
   connections_ = std::make_unique<ConnectionSet>(std::move(cc));
   topo_ = buildTopoView(peers_, rank_, options_.minChannels, options_.maxChannels);
   tuning_.nranks = nranks_;

@@ -63,14 +63,14 @@ class Comm {
   // True when this host runs more ranks than this process may use cores: waits then yield at once.
   bool oversubscribed() const { return oversubscribed_; }
 
-  // A WaitContext for one blocking step: deadline = now + timeout, this comm's abort flag, peer liveness.
+  // A WaitContext for one blocking step: deadline = now + timeout, this comm's abort flag, and peer liveness
+  // through failure notices only. Each wait watches the one peer it waits for itself (a bootstrap receive holds a
+  // connection to its sender, a data-path wait its FIFO's far end, a connection being made its peer), and a rank
+  // that fails tells the others (announceFailure), so a failure reaches every rank within milliseconds. Watching
+  // every peer's bootstrap endpoint as well failed ranks that waited on a live peer while another, done with its
+  // part, had exited cleanly: a connection being made (session 20) and the exchange of peer information at init,
+  // a split or a window registration (EarlyExitProcs, session 21).
   WaitContext waitContext(std::string what) const;
-  // The same for waits that do not need every peer (this rank's own queued work and sends at finalize and
-  // destroy, connecting to one peer): peer liveness only through failure notices, as on the data path, whose
-  // connections watch their own peers (and a connection being made watches its peer through the bootstrap and
-  // the transport). A peer that finished its part and exited cleanly closes its bootstrap endpoint; that is no
-  // error while this rank still drains what it sent or connects to another peer.
-  WaitContext peerWaitContext(std::string what) const;
   // The same for the data path, refilling *ctx in place; `what` is only "rank R" (the operation is named
   // where an error is reported), so a warm call neither allocates nor formats.
   void fillWaitContext(WaitContext* ctx) const;
