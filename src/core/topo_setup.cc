@@ -71,8 +71,8 @@ void loadMachineTopologyIfAsked(const std::vector<transport::PeerInfo>& peers, i
   });
 }
 
-// The last-level cache of the CPU this process first asks from, read once (topology/cpu_cache.h). Ranks move
-// between CPUs unless bound; the CPUs of a host have caches of one size on the machines Chorus runs on.
+// The last-level cache of the CPU this process runs on when it first asks, read once (topology/cpu_cache.h). Ranks
+// move between CPUs unless bound; the CPUs of one host have last-level caches of one size on the machines measured.
 size_t processCacheBytes() {
   static const size_t bytes = [] {
     const int cpu = sched_getcpu();

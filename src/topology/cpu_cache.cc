@@ -4,18 +4,12 @@
 
 #include <cctype>
 #include <cstdlib>
-#include <fstream>
 #include <vector>
+
+#include "topology/detect.h"
 
 namespace chorus::topology {
 namespace {
-
-std::string firstLine(const std::string& path) {
-  std::ifstream f(path);
-  std::string line;
-  std::getline(f, line);
-  return line;
-}
 
 // The names in `dir` that start with `prefix` and continue with digits ("index3").
 std::vector<std::string> numberedEntries(const std::string& dir, const std::string& prefix) {
@@ -55,10 +49,10 @@ size_t lastLevelCacheBytes(int cpu, const std::string& cpuRoot) {
   size_t bytes = 0;
   for (const std::string& index : numberedEntries(cacheDir, "index")) {
     const std::string dir = cacheDir + "/" + index + "/";
-    const std::string type = firstLine(dir + "type");
+    const std::string type = detail::readSysfs(dir + "type");
     if (type != "Unified" && type != "Data") continue;
-    const int level = std::atoi(firstLine(dir + "level").c_str());
-    const size_t size = parseCacheSize(firstLine(dir + "size"));
+    const int level = std::atoi(detail::readSysfs(dir + "level").c_str());
+    const size_t size = parseCacheSize(detail::readSysfs(dir + "size"));
     if (level > best && size > 0) {
       best = level;
       bytes = size;
