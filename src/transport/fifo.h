@@ -361,7 +361,14 @@ class RecvConnection : public Connection {
     if (fifo_->producerSleeping.load(std::memory_order_seq_cst) != 0) wakeProducer();
   }
   void close() override { fifoClose(fifo_); }
+  // Throws if the far end is gone and nothing it published is left to read (a published slot or mailbox message is
+  // delivered first: the producer may go, or its proxy close the FIFO, right after publishing).
   void checkPeer() const;
+  // Whether a slot or a mailbox message is published and not yet released. Never blocks.
+  bool hasUnread() const {
+    return fifo_->tail.load(std::memory_order_acquire) != fifo_->head.load(std::memory_order_relaxed) ||
+           mailboxArrived(fifo_->lines[mailboxRead_ % kMailboxLines]);
+  }
   FifoControl* fifo() const { return fifo_; }
   // As SendConnection::raiseSleepFlag, for the consumer: the words a publish changes are tail and the next
   // mailbox line's sequence word.

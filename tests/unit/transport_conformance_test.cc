@@ -303,6 +303,77 @@ TEST_P(TransportTest, SilentPeerTimesOut) {
       SIGSTOP);
 }
 
+// What a sender published before it went is read before its going fails the receiver: messages and then the end of
+// the connection may reach the receiving end at once (a proxy publishes the messages a stream held and closes the
+// FIFO in the same pass when the stream ends after them; shm and inproc close at once), and a liveness check that
+// comes before the receiver looks at its data again must not fail it (seen as a 1-in-100 failure of a send/recv
+// whose sender exited right after sending, over sockets under load).
+TEST_P(TransportTest, WhatAClosedSenderPublishedIsStillRead) {
+  run(2, [](Rank& r) {
+    auto ctx = waitFor(30000);
+    constexpr size_t kFirst = 6000;  // two slots of 4096 bytes
+    constexpr size_t kSecond = 100;  // one (the mailbox where there is one)
+    if (r.rank() == 1) {
+      auto send = r.connectTo(0, kSlots, 4096);
+      std::vector<uint8_t> buf(kFirst);
+      fillPattern(buf.data(), kFirst, 1);
+      sendMessage(*send, buf.data(), kFirst, ctx);
+      fillPattern(buf.data(), kSecond, 2);
+      if (send->mailbox()) {
+        memcpy(send->mailboxAcquire(ctx), buf.data(), kSecond);
+        send->mailboxPost(kSecond);
+      } else {
+        sendMessage(*send, buf.data(), kSecond, ctx);
+      }
+      // As a communicator's destroy does (Comm::drainSends): a network end has sent everything once its proxy
+      // has (the kernel holds it; closing the rank's transport stops the proxy); the others wait for rank 0.
+      if (r.kind() == Kind::kSocket) send->drain(ctx);
+      send->close();
+      send.reset();
+      r.notify(0);
+      return;
+    }
+    auto recv = r.listenFrom(1, kSlots, 4096);
+    r.await(1);
+    // Until the connection's far end is known to be closed with all three slots' worth published: the socket
+    // proxy learns it reading the stream's end, on a pass of this thread (tryPeek moves the connection while
+    // nothing is published) or of its own thread (at least every 100 ms).
+    FifoControl* f = recv->fifo();
+    const uint32_t published = recv->mailbox() ? 2 : 3;
+    auto t0 = std::chrono::steady_clock::now();
+    for (;;) {
+      size_t n = 0;
+      recv->tryPeek(&n);
+      if (f->closed.load() != 0 && f->tail.load() - f->head.load() == published) break;
+      TCHECK(elapsedMs(t0) < 10000, "closed ", f->closed.load(), ", published ", f->tail.load() - f->head.load());
+      usleep(1000);
+    }
+    recv->checkPeer();  // must not throw: the data is there
+    std::vector<uint8_t> buf(kFirst);
+    recvMessage(*recv, buf.data(), kFirst, ctx);
+    checkPattern(buf.data(), kFirst, 1);
+    recv->checkPeer();
+    if (recv->mailbox()) {
+      uint64_t word = 0;
+      const void* p = recv->mailboxPeekWord(&word, ctx);
+      TCHECK(word == slotWord(kSecond, 0), "word ", word);
+      memcpy(buf.data(), p, kSecond);
+      recv->mailboxRelease();
+    } else {
+      recvMessage(*recv, buf.data(), kSecond, ctx);
+    }
+    checkPattern(buf.data(), kSecond, 2);
+    // Nothing is left: the far end's going fails the receiver now, at once.
+    t0 = std::chrono::steady_clock::now();
+    std::string msg = expectError(Status::kRemoteError, [&] { recv->checkPeer(); });
+    expectError(Status::kRemoteError, [&] {
+      size_t n;
+      recv->peek(&n, ctx);
+    });
+    TCHECK(elapsedMs(t0) < 3000, "took ", elapsedMs(t0), " ms: ", msg);
+  });
+}
+
 // 256 MiB one way, checked byte by byte.
 TEST_P(TransportTest, LargeMessage256MiB) {
   run(2, [](Rank& r) { oneMessage(r, size_t(256) << 20, 99); });
