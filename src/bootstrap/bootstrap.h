@@ -28,6 +28,10 @@ namespace chorus::bootstrap {
 
 constexpr size_t kSecretBytes = 16;
 constexpr size_t kUniqueIdBytes = 128;
+// How long a wait for what already reached this host lasts at most (Bootstrap::awaitDelivered, a receive whose
+// sender has left): normally two rounds of the endpoint's service thread, well under a millisecond; this bounds a
+// starved thread.
+constexpr int kDeliveryMs = 2000;
 
 // The contents of a chorusUniqueId (128 bytes on the wire format of the C API, see unique_id.h).
 struct UniqueId {

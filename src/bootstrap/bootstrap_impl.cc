@@ -12,10 +12,6 @@
 namespace chorus::bootstrap {
 namespace {
 
-// How long a receive whose peer has left waits at most for the endpoint to read what that peer sent before it left:
-// normally two rounds of the service thread, well under a millisecond; this bounds a starved thread.
-constexpr int kDeliveryMs = 2000;
-
 class BootstrapImpl : public Bootstrap {
  public:
   BootstrapImpl(Endpoint& ep, const Secret& secret, uint64_t authHash, uint64_t commHash, int rank,

@@ -5,6 +5,13 @@
 #include "base/error.h"
 
 namespace chorus::bootstrap {
+namespace {
+
+// How a raised notice names its peer: "peer rank P failed: <why>" (carriesFailureNotice recognizes it).
+constexpr const char* kNoticeWords = "peer rank ";
+constexpr const char* kNoticeWordsAfterRank = " failed: ";
+
+}  // namespace
 
 Status noticeStatus(Status cause) {
   return cause == Status::kTimeout ? Status::kTimeout : Status::kRemoteError;
@@ -27,8 +34,18 @@ void checkFailureNotices(const Mailbox& mailbox, uint64_t authHash, uint64_t com
     // An empty notice (none is sent so) still means the peer failed; its cause is unknown.
     const Status cause = msg.empty() ? Status::kRemoteError : static_cast<Status>(msg[0]);
     const std::string why = msg.empty() ? std::string() : std::string(msg.begin() + 1, msg.end());
-    CHORUS_THROW(noticeStatus(cause), "rank ", rank, ": peer rank ", p, " failed: ", why);
+    CHORUS_THROW(noticeStatus(cause), "rank ", rank, ": ", kNoticeWords, p, kNoticeWordsAfterRank, why);
   }
+}
+
+bool carriesFailureNotice(const std::string& message) {
+  const std::string before(kNoticeWords), after(kNoticeWordsAfterRank);
+  for (size_t at = message.find(before); at != std::string::npos; at = message.find(before, at + 1)) {
+    size_t digits = at + before.size();
+    while (digits < message.size() && message[digits] >= '0' && message[digits] <= '9') ++digits;
+    if (digits > at + before.size() && message.compare(digits, after.size(), after) == 0) return true;
+  }
+  return false;
 }
 
 }  // namespace chorus::bootstrap

@@ -33,4 +33,9 @@ std::vector<uint8_t> encodeFailureNotice(Status cause, const std::string& why);
 // <why>". Costs one atomic load while no notice arrived in this process.
 void checkFailureNotices(const Mailbox& mailbox, uint64_t authHash, uint64_t commHash, int rank, int nranks);
 
+// Whether `message` holds a notice as checkFailureNotices words it ("peer rank P failed: "), alone or inside a longer
+// error: such a cause already says what the failing peer found, and is not explained by another notice. Other
+// errors that name a peer ("bootstrap peer rank P is gone") are not notices.
+bool carriesFailureNotice(const std::string& message);
+
 }  // namespace chorus::bootstrap

@@ -16,6 +16,7 @@
 #include "base/params.h"
 #include "base/process.h"
 #include "base/shm.h"
+#include "bootstrap/failure_notice.h"
 #include "core/api_guard.h"
 #include "core/handle_registry.h"
 #include "core/oversubscription.h"
@@ -65,10 +66,6 @@ Comm::~Comm() {
 void Comm::joinInitThread() {
   if (initThread_.joinable() && initThread_.get_id() != std::this_thread::get_id()) initThread_.join();
 }
-
-// How long withFirstCause waits at most for the bootstrap to deliver what reached this host: normally it takes
-// two rounds of the endpoint's service thread, well under a millisecond; this bounds a starved thread.
-constexpr int kNoticeDeliveryMs = 2000;
 
 // Ranks that outnumber cores yield this long before a futex sleep (see WaitContext::yieldNs).
 constexpr int64_t kOversubscribedYieldNs = 1000000;
@@ -231,7 +228,7 @@ std::string Comm::stalledPeers() const {
 
 Failure Comm::withFirstCause(Status s, std::string cause) const {
   // A cause that is a peer's notice already names what that peer found.
-  const bool fromNotice = cause.find("peer rank") != std::string::npos;
+  const bool fromNotice = bootstrap::carriesFailureNotice(cause);
   if (s == Status::kTimeout) return Failure{s, fromNotice ? std::move(cause) : cause + stalledPeers()};
   if (s != Status::kRemoteError || !bootstrap_ || fromNotice) {
     return Failure{s, std::move(cause)};
@@ -246,7 +243,7 @@ Failure Comm::withFirstCause(Status s, std::string cause) const {
   };
   Failure first = notice();
   if (first.ok()) {
-    bootstrap_->awaitDelivered(kNoticeDeliveryMs);
+    bootstrap_->awaitDelivered(bootstrap::kDeliveryMs);
     first = notice();
   }
   if (first.ok()) return Failure{s, std::move(cause)};

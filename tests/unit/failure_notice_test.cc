@@ -71,7 +71,23 @@ void expectNoticeEverywhereElse(const std::vector<std::unique_ptr<Bootstrap>>& b
     EXPECT_EQ(n.first, want) << "rank " << r << ": " << n.second;
     const std::string expect = "rank " + std::to_string(r) + ": peer rank " + std::to_string(from) + " failed: " + why;
     EXPECT_EQ(n.second, expect);
+    EXPECT_TRUE(carriesFailureNotice(n.second)) << n.second;
   }
+}
+
+// A notice is recognized as checkFailureNotices words it, alone or inside a longer error; other errors that name a
+// peer rank are not notices (their cause is still to be looked for).
+TEST(FailureNotice, ANoticeIsRecognizedByItsWordsOnly) {
+  EXPECT_TRUE(carriesFailureNotice("rank 2: peer rank 0 failed: rank 0: timed out"));
+  EXPECT_TRUE(carriesFailureNotice("rank 2: peer rank 13 failed: "));
+  EXPECT_TRUE(
+      carriesFailureNotice("rank 1 -> rank 0 lane 0 over shm: the sending end closed the connection (peer "
+                           "rank 1 failed: rank 1 destroyed or aborted the communicator)"));
+  EXPECT_FALSE(carriesFailureNotice("rank 0: bootstrap peer rank 2 is gone: its endpoint closed"));
+  EXPECT_FALSE(carriesFailureNotice("rank 0: peer rank failed: "));
+  EXPECT_FALSE(carriesFailureNotice("rank 0: peer rank 3 failed"));
+  EXPECT_FALSE(carriesFailureNotice("peer rank 3x failed: y"));
+  EXPECT_FALSE(carriesFailureNotice(""));
 }
 
 TEST(FailureNotice, InProcessPeersOfATimedOutRankTimeOutToo) {
