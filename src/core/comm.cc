@@ -85,7 +85,7 @@ WaitContext Comm::waitContext(std::string what) const {
 }
 
 void Comm::fillWaitContext(WaitContext* ctx) const {
-  ctx->deadline = Deadline::afterMs(options_.timeoutMs);
+  renewDeadline(ctx);
   ctx->abort = &abort_;
   // Data-path waits watch only the peer they wait on (each connection's own check): a peer that finished its
   // part and exited cleanly is no error while its last data is still in flight. A rank whose operation

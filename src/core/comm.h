@@ -74,6 +74,9 @@ class Comm {
   // The same for the data path, refilling *ctx in place; `what` is only "rank R" (the operation is named
   // where an error is reported), so a warm call neither allocates nor formats.
   void fillWaitContext(WaitContext* ctx) const;
+  // Sets the operation's deadline in a context fillWaitContext filled for this communicator (its other fields are
+  // the communicator's for its life).
+  void renewDeadline(WaitContext* ctx) const { ctx->deadline = Deadline::afterMs(options_.timeoutMs); }
 
   // What planning needs to know about this communicator (collectives/plan/plan.h).
   coll::PlanContext planContext() const;

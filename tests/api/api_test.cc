@@ -205,6 +205,38 @@ TEST(Api, DeadlineBecomesTimeout) {
   for (auto c : comms) chorusCommAbort(c);
 }
 
+// A thread's operations on two communicators each wait under their own communicator's deadline: the launch keeps its
+// wait context from call to call and fills it again when the communicator changes.
+TEST(Api, EachCommunicatorKeepsItsOwnDeadlineOnOneThread) {
+  chorusConfig_t longWait = CHORUS_CONFIG_INITIALIZER;
+  longWait.timeoutMs = 60000;
+  chorusConfig_t shortWait = CHORUS_CONFIG_INITIALIZER;
+  shortWait.timeoutMs = 300;
+  std::vector<chorusComm_t> solo = initThreads(1, &longWait);
+  std::vector<chorusComm_t> pair = initThreads(2, &shortWait);
+  float x = 1, y = 0;
+  // The pair connects first (both ranks once), so that the wait below is on the data path, under the launch's context.
+  float px[2] = {1, 2}, py[2] = {0, 0};
+  std::thread other([&] { chorusAllReduce(&px[0], &py[0], 1, chorusFloat32, chorusSum, pair[0], nullptr); });
+  ASSERT_EQ(chorusAllReduce(&px[1], &py[1], 1, chorusFloat32, chorusSum, pair[1], nullptr), chorusSuccess);
+  other.join();
+  ASSERT_EQ(py[0], 3.0f);
+  ASSERT_EQ(py[1], 3.0f);
+  ASSERT_EQ(chorusAllReduce(&x, &y, 1, chorusFloat32, chorusSum, solo[0], nullptr), chorusSuccess);
+  // Rank 0 of the pair does not call again: rank 1 must give up after the pair's 300 ms, not solo's 60 s.
+  auto start = Clock::now();
+  EXPECT_EQ(chorusAllReduce(&x, &y, 1, chorusFloat32, chorusSum, pair[1], nullptr), chorusTimeout);
+  EXPECT_LT(secondsSince(start), 5.0);
+  EXPECT_NE(std::string(chorusGetLastError(pair[1])).find("no progress before the deadline"), std::string::npos)
+      << chorusGetLastError(pair[1]);
+  // And solo is solo again: its operations run (the failed pair's context is not kept for them).
+  y = 0;
+  EXPECT_EQ(chorusAllReduce(&x, &y, 1, chorusFloat32, chorusSum, solo[0], nullptr), chorusSuccess);
+  EXPECT_EQ(y, 1.0f);
+  for (auto c : pair) chorusCommAbort(c);
+  chorusCommDestroy(solo[0]);
+}
+
 TEST(Api, BadArguments) {
   chorusComm_t comm = nullptr;
   chorusUniqueId id;
