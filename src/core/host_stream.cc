@@ -21,17 +21,26 @@ constexpr uint64_t kLingerNs = 20000;
 // with no hand-off; a caller that does not synchronize at once waits this long more for its launch to start.
 constexpr uint64_t kLeaveToSynchronizerNs = 2000;
 
-// Releases the lock, yields the core until ready() or kLingerNs have passed, and takes the lock again. The
-// caller re-checks its condition under the lock.
-template <typename Ready>
-void linger(std::unique_lock<std::mutex>& lock, Ready ready) {
-  lock.unlock();
-  const uint64_t end = nowNs() + kLingerNs;
-  for (int i = 0; !ready(); ++i) {
-    if ((i & 7) == 7 && nowNs() >= end) break;
+// Yields the core until `bell` no longer holds `seen` (true) or `ns` have passed (false). The caller holds no lock
+// and re-checks its condition under the lock after.
+bool watch(const std::atomic<uint32_t>& bell, uint32_t seen, uint64_t ns) {
+  const uint64_t end = nowNs() + ns;
+  for (int i = 0;; ++i) {
+    if (bell.load(std::memory_order_acquire) != seen) return true;
+    if ((i & 7) == 7 && nowNs() >= end) return false;
     sched_yield();
   }
-  lock.lock();
+}
+
+// Yields the core for `ns` (the caller holds no lock).
+void yieldFor(uint64_t ns) {
+  const uint64_t end = nowNs() + ns;
+  while (nowNs() < end) sched_yield();
+}
+
+// Rings a bell (the stream's lock held: ringers take turns, so a plain increment is enough).
+void ring(std::atomic<uint32_t>& bell) {
+  bell.store(bell.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 }
 
 // Storage for a launch of one work of a few operations (a group's). The stream starts with kSpareLaunches of them
@@ -62,18 +71,20 @@ std::vector<std::vector<CommWork>> preparedSpares() {
 // 0.1 us slower already at -n 1000 with 64 slots). Holding the enqueuer back instead, until the stream's thread had
 // freed half the ring, kept the ring small but now and then slowed the whole loop tenfold (docs/performance.md).
 constexpr size_t kInitialSlots = 4096;
+static_assert((kInitialSlots & (kInitialSlots - 1)) == 0, "the ring indexes with a mask");
 
 }  // namespace
 
-HostStream::HostStream()
-    : ring_(kInitialSlots), spares_(preparedSpares()), runningWorks_(preparedLaunch()), thread_([this] { loop(); }) {
+HostStream::HostStream() : ring_(kInitialSlots), spares_(preparedSpares()), runningWorks_(preparedLaunch()) {
   spares_.reserve(2 * kSpareLaunches);
+  for (CommWork& work : batch_) work.ops.reserve(kInlineOps);
+  thread_ = std::thread([this] { loop(); });  // last: the thread uses everything above
 }
 
 HostStream::~HostStream() {
   {
     std::unique_lock<std::mutex> lock(mu_);
-    idleCv_.wait(lock, [this] { return pending_.load() == 0; });
+    idleCv_.wait(lock, [this] { return pending_ == 0; });
     stop_ = true;
   }
   workCv_.notify_all();
@@ -81,25 +92,35 @@ HostStream::~HostStream() {
 }
 
 HostStream::Slot& HostStream::push() {
-  const size_t queued = static_cast<size_t>(queued_.load(std::memory_order_relaxed));
-  if (queued == ring_.size()) {
+  if (queued_ == ring_.size()) {
     // Full: double the ring, its live launches first and in order (moving them allocates nothing more).
-    std::vector<Slot> grown(std::max<size_t>(4, 2 * ring_.size()));
-    for (size_t i = 0; i < queued; ++i) grown[i] = std::move(ring_[(head_ + i) % ring_.size()]);
+    std::vector<Slot> grown(2 * ring_.size());
+    for (size_t i = 0; i < queued_; ++i) grown[i] = std::move(ring_[(head_ + i) & (ring_.size() - 1)]);
     ring_.swap(grown);
     head_ = 0;
   }
-  return ring_[(head_ + queued) % ring_.size()];
+  return ring_[(head_ + queued_) & (ring_.size() - 1)];
+}
+
+void HostStream::pop() {
+  head_ = (head_ + 1) & (ring_.size() - 1);
+  --queued_;
 }
 
 bool HostStream::published() {
-  queued_.fetch_add(1, std::memory_order_release);
-  pending_.fetch_add(1, std::memory_order_relaxed);
-  // One wake-up per sleep: the enqueues that follow before the thread is back on the lock would each pay a futex
-  // call for nothing.
-  const bool wake = workerWaiting_;
-  workerWaiting_ = false;
-  return wake;
+  ++queued_;
+  ++pending_;
+  // One signal per watch or sleep: the enqueues that follow before the thread is back on the lock see kBusy and
+  // pay nothing.
+  switch (worker_) {
+    case Worker::kBusy: return false;
+    case Worker::kWatching:
+      worker_ = Worker::kBusy;
+      ring(workBell_);
+      return false;
+    case Worker::kSleeping: worker_ = Worker::kBusy; return true;
+  }
+  return false;
 }
 
 void HostStream::enqueue(std::vector<CommWork>& works) {
@@ -134,40 +155,49 @@ void HostStream::enqueue(Comm* comm, const coll::CollOp* ops, size_t n) {
 }
 
 bool HostStream::runFront(std::unique_lock<std::mutex>& lock) {
-  if (running_ || queued_.load(std::memory_order_relaxed) == 0) return false;
-  Slot& slot = ring_[head_];
-  if (slot.comm != nullptr) {
-    // Into the running launch's first work, whose storage stays (one work of a few operations).
-    runningWorks_.resize(1);
-    runningWorks_[0].comm = slot.comm;
-    runningWorks_[0].ops.assign(slot.ops, slot.ops + slot.nops);
-    slot.comm = nullptr;
-  } else {
-    runningWorks_.swap(slot.works);
-    spares_.push_back(std::move(slot.works));  // the storage of the launch that ran before, for the next caller
-    slot.works.clear();
-  }
-  head_ = (head_ + 1) % ring_.size();
-  queued_.fetch_sub(1, std::memory_order_relaxed);
+  if (running_ || queued_ == 0) return false;
   running_ = true;
-  lock.unlock();
-  Failure r = executeLaunch(runningWorks_);
+  Failure first;
+  int ran = 0;
+  if (ring_[head_].comm == nullptr) {
+    // A group's launch: swapped out of its slot, whose storage becomes the one that ran before (for the next caller).
+    Slot& slot = ring_[head_];
+    runningWorks_.swap(slot.works);
+    spares_.push_back(std::move(slot.works));
+    slot.works.clear();
+    pop();
+    lock.unlock();
+    first = executeLaunch(runningWorks_);
+    ran = 1;
+  } else {
+    // Launches of a few operations: as many as follow in the ring, up to kBatch, taken under one lock.
+    size_t taken = 0;
+    while (taken < kBatch && queued_ != 0 && ring_[head_].comm != nullptr) {
+      Slot& slot = ring_[head_];
+      CommWork& work = batch_[taken++];  // storage that stays: its ops hold kInlineOps from the constructor
+      work.comm = slot.comm;
+      work.ops.assign(slot.ops, slot.ops + slot.nops);
+      slot.comm = nullptr;
+      pop();
+    }
+    lock.unlock();
+    for (size_t i = 0; i < taken; ++i) {
+      Failure r = executeLaunch(&batch_[i], 1);
+      if (!r.ok() && first.ok()) first = std::move(r);
+    }
+    ran = static_cast<int>(taken);
+  }
   lock.lock();
   running_ = false;
-  if (!r.ok() && firstError_.ok()) firstError_ = r;
+  if (!first.ok() && firstError_.ok()) firstError_ = std::move(first);
+  pending_ -= ran;
   // Only an empty stream interests a waiter (the next launch, if any, runs on this thread): a wake-up per
   // launch would cost a context switch each when ranks outnumber cores.
-  if (pending_.fetch_sub(1, std::memory_order_release) == 1) idleCv_.notify_all();
-  return true;
-}
-
-void HostStream::leaveToSynchronizer(std::unique_lock<std::mutex>& lock) {
-  lock.unlock();
-  const uint64_t end = nowNs() + kLeaveToSynchronizerNs;
-  while (queued_.load(std::memory_order_acquire) != 0 && nowNs() < end) {
-    cpuRelax();
+  if (pending_ == 0) {
+    if (idleWatchers_ != 0) ring(idleBell_);
+    idleCv_.notify_all();
   }
-  lock.lock();
+  return true;
 }
 
 void HostStream::loop() {
@@ -178,18 +208,24 @@ void HostStream::loop() {
       lingered = false;
       continue;
     }
-    if (stop_ && queued_.load(std::memory_order_relaxed) == 0) return;
+    if (stop_ && queued_ == 0) return;
     // The next launch often follows at once (a training loop's next bucket): watch for it a little while,
     // yielding the core, before a sleep that would make its enqueue pay a wake-up.
     if (!lingered) {
       lingered = true;
-      linger(lock, [this] { return queued_.load(std::memory_order_acquire) != 0; });
-      if (queued_.load(std::memory_order_acquire) != 0) leaveToSynchronizer(lock);
-      continue;  // re-check under the lock: an enqueue meanwhile saw no sleeper and woke nobody
+      worker_ = Worker::kWatching;
+      const uint32_t seen = workBell_.load(std::memory_order_relaxed);
+      lock.unlock();
+      // Rung: a launch came. Enqueue-then-synchronize is the common pattern, so leave it to a synchronizer a
+      // moment, to run on its own thread with no hand-off, before taking it.
+      if (watch(workBell_, seen, kLingerNs)) yieldFor(kLeaveToSynchronizerNs);
+      lock.lock();
+      if (worker_ == Worker::kWatching) worker_ = Worker::kBusy;
+      continue;  // re-check under the lock
     }
-    workerWaiting_ = true;
+    worker_ = Worker::kSleeping;
     workCv_.wait(lock);
-    workerWaiting_ = false;
+    worker_ = Worker::kBusy;
     lingered = false;
   }
 }
@@ -203,7 +239,7 @@ Failure HostStream::takeError() {
 Failure HostStream::synchronize() {
   std::unique_lock<std::mutex> lock(mu_);
   bool lingered = false;
-  while (pending_.load(std::memory_order_acquire) != 0) {
+  while (pending_ != 0) {
     // Work the stream's thread has not started yet runs here, in order: a caller that synchronizes right
     // after enqueueing (the common training-loop pattern) then pays no thread hand-off at all.
     if (runFront(lock)) continue;
@@ -211,7 +247,12 @@ Failure HostStream::synchronize() {
     // sleeping, so that its finish needs no wake-up.
     if (!lingered) {
       lingered = true;
-      linger(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
+      ++idleWatchers_;
+      const uint32_t seen = idleBell_.load(std::memory_order_relaxed);
+      lock.unlock();
+      watch(idleBell_, seen, kLingerNs);
+      lock.lock();
+      --idleWatchers_;
       continue;
     }
     idleCv_.wait(lock);
@@ -222,7 +263,7 @@ Failure HostStream::synchronize() {
 Failure HostStream::query() {
   std::lock_guard<std::mutex> lock(mu_);
   if (firstError_.status != Status::kSuccess) return takeError();
-  if (pending_.load() != 0) return Failure{Status::kInProgress, ""};
+  if (pending_ != 0) return Failure{Status::kInProgress, ""};
   return Failure{};
 }
 

@@ -41,17 +41,12 @@ class HostStream {
 
  private:
   void loop();
-  // Runs the oldest queued launch on the calling thread (the lock is released meanwhile); false when the
-  // queue is empty or another thread is running a launch. Launches run one at a time, in order.
+  // Runs the oldest queued launches on the calling thread, in order (the lock is released meanwhile): up to kBatch
+  // launches of a few operations taken at once, or one group's launch. False when the queue is empty or another
+  // thread is running launches. One thread runs at a time.
   bool runFront(std::unique_lock<std::mutex>& lock);
-  // The stream's thread, having found a launch while lingering: gives a synchronizer a moment to take it (the
-  // lock is released meanwhile).
-  void leaveToSynchronizer(std::unique_lock<std::mutex>& lock);
   Failure takeError();
 
-  std::mutex mu_;
-  std::condition_variable workCv_;
-  std::condition_variable idleCv_;
   // One queued launch: a few operations of one communicator held in place (comm set), or a group's launch.
   struct Slot {
     Comm* comm = nullptr;  // set: the launch is ops[0, nops) of comm
@@ -61,22 +56,45 @@ class HostStream {
   };
   // Appends a slot (the lock held) and returns it, doubling the ring when it is full.
   Slot& push();
-  // Counts the slot push() returned, once filled (the lock held); true when the stream's thread must be woken.
+  // Counts the slot push() returned, once filled (the lock held); true when the stream's thread sleeps and must be
+  // woken (then notify workCv_ after unlocking). A thread watching the work bell instead is rung here.
   bool published();
-  // The queued launches: a ring of slots [head_, head_ + queued_) modulo its size. A launch of a few operations
-  // is copied into its slot; a group's launch is swapped in, and its caller gets a spare launch's storage back. Either
-  // way a warm stream allocates nothing.
+  // Takes the oldest queued slot out of the ring (the lock held).
+  void pop();
+
+  // What the stream's thread is doing, for an enqueue to know how to tell it of new work (under mu_).
+  enum class Worker : uint8_t {
+    kBusy,      // running launches or about to look at the queue: it will see the new work
+    kWatching,  // watching workBell_ a while (yielding the core) before it sleeps: ring the bell
+    kSleeping,  // waiting on workCv_: wake it (once; the enqueues after see kBusy)
+  };
+
+  std::mutex mu_;
+  std::condition_variable workCv_;
+  std::condition_variable idleCv_;
+  // The queued launches: a ring of slots [head_, head_ + queued_) modulo its size (a power of two). A launch of a
+  // few operations is copied into its slot; a group's launch is swapped in, and its caller gets a spare launch's
+  // storage back. Either way a warm stream allocates nothing.
   std::vector<Slot> ring_;
   std::vector<std::vector<CommWork>> spares_;  // storage of group launches that ran, for the next callers
   size_t head_ = 0;
+  size_t queued_ = 0;                   // launches in ring_
+  int pending_ = 0;                     // launches enqueued and not finished
   std::vector<CommWork> runningWorks_;  // the launch being run (one at a time)
-  std::atomic<int> pending_{0};         // launches enqueued and not finished (changed under mu_, read without)
-  std::atomic<int> queued_{0};          // launches in ring_ (changed under mu_, read without)
-  bool running_ = false;                // a thread is executing a launch
-  bool workerWaiting_ = false;          // the stream's thread sleeps on workCv_, and no enqueue has woken it yet
+  static constexpr size_t kBatch = 16;  // launches of a few operations runFront takes at once
+  CommWork batch_[kBatch];              // what runFront took out of the ring, while it runs them
+  bool running_ = false;                // a thread is executing launches
+  Worker worker_ = Worker::kBusy;
+  int idleWatchers_ = 0;  // synchronizers watching idleBell_
   bool stop_ = false;
   Failure firstError_;
-  std::thread thread_;
+  // The bells a waiting thread watches while it yields the core, each alone on its cache line and rung (a new
+  // value) at most once per watch, under mu_. A watcher polling the queue's own counters instead took their cache
+  // line away from every enqueue and every finished launch of the thread it waited for.
+  alignas(64) std::atomic<uint32_t> workBell_{0};  // rung by an enqueue that finds the stream's thread kWatching
+  alignas(64) std::atomic<uint32_t> idleBell_{0};  // rung when the last pending launch finishes, for idleWatchers_
+  char pad_[64 - sizeof(std::atomic<uint32_t>)];   // nothing else shares idleBell_'s line
+  std::thread thread_;                             // started at the end of the constructor
 };
 
 // Returns the stream for a chorusStream_t; throws chorusInvalidArgument naming `arg` for a handle that is

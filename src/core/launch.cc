@@ -150,7 +150,7 @@ uint64_t plansMadeOnThisThread() {
   return perThread<ThreadState>().plansMade;
 }
 
-Failure executeLaunch(const std::vector<CommWork>& works) {
+Failure executeLaunch(const CommWork* works, size_t n) {
   Failure first;
   std::mutex mu;
   auto runOne = [&](const CommWork& w) {
@@ -195,12 +195,12 @@ Failure executeLaunch(const std::vector<CommWork>& works) {
     }
     for (size_t i = 0; i < w.ops.size(); ++i) w.comm->opFinished();
   };
-  if (works.size() == 1) {
+  if (n == 1) {
     runOne(works[0]);
     return first;
   }
-  Latch latch(static_cast<int>(works.size()) - 1);
-  for (size_t i = 1; i < works.size(); ++i) {
+  Latch latch(static_cast<int>(n) - 1);
+  for (size_t i = 1; i < n; ++i) {
     const CommWork* w = &works[i];
     w->comm->worker().submit([&, w] {
       runOne(*w);

@@ -24,7 +24,10 @@ struct CommWork {
 // Runs every work: plans it, connects what the plan lists and runs it (collectives/host/host_executor.h).
 // Never throws: returns the first failure, which is also recorded as each failing communicator's asynchronous
 // error (with its connections closed, so that peers waiting on it fail at once).
-Failure executeLaunch(const std::vector<CommWork>& works);
+Failure executeLaunch(const CommWork* works, size_t n);
+inline Failure executeLaunch(const std::vector<CommWork>& works) {
+  return executeLaunch(works.data(), works.size());
+}
 
 // How many times this thread has planned work (collectives/plan/plan.h: planWork) rather than moved a plan it
 // kept: for the tests and benchmarks of plan reuse.

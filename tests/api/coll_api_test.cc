@@ -1,10 +1,11 @@
 // The data calls through the public header: bad input (a clear chorusInvalidArgument/InvalidUsage naming the
 // argument, nothing sent, the communicator usable for the next call), host streams (1000 queued operations,
-// errors surfacing at synchronize and in chorusCommGetAsyncError), and groups (send/recv rings in any
-// order and to self, nesting, the first error returned by chorusGroupEnd).
+// errors surfacing at synchronize and in chorusCommGetAsyncError, a launch starting with nobody synchronizing), and
+// groups (send/recv rings in any order and to self, nesting, the first error returned by chorusGroupEnd).
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 
 #include <numeric>
@@ -137,6 +138,40 @@ TEST(CollApi, QueueDeeperThanANewStreamHoldsGrowsAndKeepsOrder) {
     EXPECT_EQ(chorusStreamSynchronize(s), chorusSuccess) << chorusGetLastError(comms[r]);
     for (int i = 0; i < ops; ++i) ASSERT_EQ(out[i], n - 1) << "operation " << i;
     EXPECT_EQ(chorusStreamDestroy(s), chorusSuccess);
+  });
+  destroyAll(comms);
+}
+
+// A launch must start with nobody synchronizing its stream, whatever the stream's thread was doing when it came:
+// running the launch before, watching for the next one (it came within the thread's 20 us watch), or asleep (it
+// came later). Rank 0 queues an all-reduce and only polls chorusStreamQuery, which runs nothing; rank 1 makes the
+// blocking call, which can finish only once rank 0's stream thread has run its side. Gaps of none, 5 us, 50 us and
+// 3 ms between rounds reach each of the three states; every result is checked.
+TEST(CollApi, AQueuedLaunchRunsWithoutASynchronizeAfterAnyPause) {
+  const int n = 2, rounds = 40;
+  auto comms = makeComms(n);
+  const std::chrono::microseconds gaps[] = {std::chrono::microseconds(0), std::chrono::microseconds(5),
+                                            std::chrono::microseconds(50), std::chrono::microseconds(3000)};
+  onThreads(n, [&](int r) {
+    chorusStream_t s = nullptr;
+    if (r == 0) ASSERT_EQ(chorusStreamCreate(&s), chorusSuccess);
+    for (int i = 0; i < rounds; ++i) {
+      std::this_thread::sleep_for(gaps[i % 4]);
+      int64_t x = static_cast<int64_t>(r + 1) * (i + 1);
+      int64_t y = -1;
+      ASSERT_EQ(chorusAllReduce(&x, &y, 1, chorusInt64, chorusSum, comms[r], s), chorusSuccess)
+          << chorusGetLastError(comms[r]);
+      if (r == 0) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        chorusResult_t q = chorusInProgress;
+        while ((q = chorusStreamQuery(s)) == chorusInProgress && std::chrono::steady_clock::now() < deadline) {
+          std::this_thread::yield();
+        }
+        ASSERT_EQ(q, chorusSuccess) << "round " << i << ": " << chorusGetErrorString(q);
+      }
+      EXPECT_EQ(y, 3 * (i + 1)) << "rank " << r << ", round " << i;
+    }
+    if (s != nullptr) EXPECT_EQ(chorusStreamDestroy(s), chorusSuccess);
   });
   destroyAll(comms);
 }
