@@ -321,6 +321,11 @@ Status groupEnd() {
   thread_local std::vector<PendingCall> calls;
   calls.clear();
   calls.swap(g.calls);
+  if (g.inits.empty() && g.creations.empty() && g.firstError == Status::kSuccess) {
+    // The common group, calls alone (a send and a receive each step): nothing to move out and reset first.
+    launch(calls);
+    return Status::kSuccess;
+  }
   std::vector<Comm*> created = std::move(g.inits);
   std::vector<Creation> creations = std::move(g.creations);
   Status first = g.firstError;
