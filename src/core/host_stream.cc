@@ -16,8 +16,8 @@ namespace {
 // ones, before sleeping. Measured with all_reduce_perf -n 10 on 2 cores (8 B-4 KiB): 20 us took 2 ranks from
 // 1.2-3.8 us per operation to 0.95-1.9 us and 4 ranks from 9.9-11.9 to 6.3-9.7 us; 100 us gained nothing more.
 constexpr uint64_t kLingerNs = 20000;
-// How long the stream's thread leaves a launch it was told of (watching, or woken) to a synchronizer before it starts
-// it itself. Enqueue-then-synchronize is the common pattern, and the launch then runs on the synchronizing thread
+// How long the stream's thread leaves a launch it found while lingering to a synchronizer before it starts it
+// itself. Enqueue-then-synchronize is the common pattern, and the launch then runs on the synchronizing thread
 // with no hand-off; a caller that does not synchronize at once waits this long more for its launch to start.
 constexpr uint64_t kLeaveToSynchronizerNs = 2000;
 
@@ -226,15 +226,7 @@ void HostStream::loop() {
     worker_ = Worker::kSleeping;
     workCv_.wait(lock);
     worker_ = Worker::kBusy;
-    // Woken for a launch. The kernel often runs a woken thread at once on the waker's core, ahead of the thread that
-    // enqueued: this one then ran the launch while its caller, about to enqueue the rest of a loop and synchronize,
-    // waited for the core (a 10-launch loop of reduce_scatter_perf, 2 ranks, took 30 us instead of 4 in a quarter of
-    // the runs). So it yields a moment first, for the caller to go on and take the launch itself; and it watches
-    // again only after running one: when a synchronizer took it, it sleeps again at once.
-    lock.unlock();
-    yieldFor(kLeaveToSynchronizerNs);
-    lock.lock();
-    lingered = true;
+    lingered = false;
   }
 }
 
