@@ -1,7 +1,8 @@
 // The data calls through the public header: bad input (a clear chorusInvalidArgument/InvalidUsage naming the
 // argument, nothing sent, the communicator usable for the next call), host streams (1000 queued operations,
-// errors surfacing at synchronize and in chorusCommGetAsyncError, a launch starting with nobody synchronizing), and
-// groups (send/recv rings in any order and to self, nesting, the first error returned by chorusGroupEnd).
+// errors surfacing at synchronize and in chorusCommGetAsyncError, issue order across single calls and group launches,
+// a launch starting with nobody synchronizing), and groups (send/recv rings in any order and to self, nesting, the
+// first error returned by chorusGroupEnd).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -142,6 +143,45 @@ TEST(CollApi, QueueDeeperThanANewStreamHoldsGrowsAndKeepsOrder) {
   destroyAll(comms);
 }
 
+// A stream runs launches of a few operations in batches and a group's launch of more on its own: a chain that
+// alternates them (one all-reduce, then a group of three, each reading the previous result) must still run in issue
+// order across every batch boundary, on the stream's thread and on the synchronizer. Sums of uint64 (wrapping):
+// each result is twice the previous one, and an operation that ran early would have read the poison instead.
+TEST(CollApi, SingleCallsAndGroupLaunchesKeepIssueOrderOnOneStream) {
+  const int n = 2, steps = 300;
+  constexpr uint64_t kPoison = 0xA5A5A5A5A5A5A5A5ull;
+  auto comms = makeComms(n);
+  onThreads(n, [&](int r) {
+    chorusStream_t s;
+    ASSERT_EQ(chorusStreamCreate(&s), chorusSuccess);
+    std::vector<uint64_t> out(4 * steps, kPoison);
+    const uint64_t first = 1;
+    const uint64_t* prev = &first;
+    size_t k = 0;
+    auto call = [&]() {
+      uint64_t* dst = &out[k++];
+      const chorusResult_t res = chorusAllReduce(prev, dst, 1, chorusUint64, chorusSum, comms[r], s);
+      prev = dst;
+      return res;
+    };
+    for (int i = 0; i < steps; ++i) {
+      ASSERT_EQ(call(), chorusSuccess) << chorusGetLastError(comms[r]);
+      ASSERT_EQ(chorusGroupStart(), chorusSuccess);
+      for (int g = 0; g < 3; ++g) ASSERT_EQ(call(), chorusSuccess) << chorusGetLastError(comms[r]);
+      ASSERT_EQ(chorusGroupEnd(), chorusSuccess) << chorusGetLastError(comms[r]);
+      if (i % 50 == 49) std::this_thread::sleep_for(std::chrono::microseconds(100));  // the thread may sleep
+    }
+    EXPECT_EQ(chorusStreamSynchronize(s), chorusSuccess) << chorusGetLastError(comms[r]);
+    uint64_t want = first;
+    for (size_t i = 0; i < out.size(); ++i) {
+      want *= n;  // wraps modulo 2^64, as the sum does
+      ASSERT_EQ(out[i], want) << "operation " << i;
+    }
+    EXPECT_EQ(chorusStreamDestroy(s), chorusSuccess);
+  });
+  destroyAll(comms);
+}
+
 // A launch must start with nobody synchronizing its stream, whatever the stream's thread was doing when it came:
 // running the launch before, watching for the next one (it came within the thread's 20 us watch), or asleep (it
 // came later). Rank 0 queues an all-reduce and only polls chorusStreamQuery, which runs nothing; rank 1 makes the
@@ -154,7 +194,9 @@ TEST(CollApi, AQueuedLaunchRunsWithoutASynchronizeAfterAnyPause) {
                                             std::chrono::microseconds(50), std::chrono::microseconds(3000)};
   onThreads(n, [&](int r) {
     chorusStream_t s = nullptr;
-    if (r == 0) ASSERT_EQ(chorusStreamCreate(&s), chorusSuccess);
+    if (r == 0) {
+      ASSERT_EQ(chorusStreamCreate(&s), chorusSuccess);
+    }
     for (int i = 0; i < rounds; ++i) {
       std::this_thread::sleep_for(gaps[i % 4]);
       int64_t x = static_cast<int64_t>(r + 1) * (i + 1);
@@ -171,7 +213,9 @@ TEST(CollApi, AQueuedLaunchRunsWithoutASynchronizeAfterAnyPause) {
       }
       EXPECT_EQ(y, 3 * (i + 1)) << "rank " << r << ", round " << i;
     }
-    if (s != nullptr) EXPECT_EQ(chorusStreamDestroy(s), chorusSuccess);
+    if (s != nullptr) {
+      EXPECT_EQ(chorusStreamDestroy(s), chorusSuccess);
+    }
   });
   destroyAll(comms);
 }
