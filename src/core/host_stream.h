@@ -93,8 +93,8 @@ class HostStream {
   // line away from every enqueue and every finished launch of the thread it waited for.
   alignas(64) std::atomic<uint32_t> workBell_{0};  // rung by an enqueue that finds the stream's thread kWatching
   alignas(64) std::atomic<uint32_t> idleBell_{0};  // rung when the last pending launch finishes, for idleWatchers_
-  char pad_[64 - sizeof(std::atomic<uint32_t>)];   // nothing else shares idleBell_'s line
-  std::thread thread_;                             // started at the end of the constructor
+  // thread_ shares idleBell_'s line harmlessly: it is written only by the constructor and the destructor.
+  std::thread thread_;  // started at the end of the constructor
 };
 
 // Returns the stream for a chorusStream_t; throws chorusInvalidArgument naming `arg` for a handle that is
