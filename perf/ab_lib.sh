@@ -7,17 +7,19 @@
 #
 #   cp build/lib/libchorus.so.0.* /tmp/base/libchorus.so.0   # before the change
 #   perf/ab_lib.sh OUT /tmp/base "all_reduce all_gather" "-b 8 -e 2048 -f 4 -w 2 -n 10 -c 1" [NP]
-#   perf/ab_lib.sh OUT "/tmp/libA /tmp/libC" ...             # three variants: A, C's library as B, the build as C
+#   perf/ab_lib.sh OUT "/tmp/libA /tmp/libC" ...             # A: /tmp/libA, B: /tmp/libC, C: the build
 #
 # ROUNDS (default 4) sets the rounds; BIND=default keeps mpirun's default binding instead of --bind-to none.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$1 bases=$2 colls=$3 args=$4 np=${5:-2}
+# shellcheck disable=SC2054  # "self,vader" is one value of --mca btl
 mpirun=(mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np "$np")
 [ "${BIND:-none}" = default ] || mpirun+=(--bind-to none)
 letters=(A B C D E F G H)
 read -r -a libs <<<"$bases"
 libs+=("")  # the build's own library: no LD_LIBRARY_PATH
+((${#libs[@]} <= ${#letters[@]})) || { echo "ab_lib.sh: at most $((${#letters[@]} - 1)) base folders" >&2; exit 2; }
 : >"$out"
 for round in $(seq "${ROUNDS:-4}"); do
   for coll in $colls; do

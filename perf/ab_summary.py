@@ -77,6 +77,8 @@ def main(path):
     for v in variants:
         logs = [math.log(r[i + 2] / r[i]) for (_, _, rv), vr in runs.items() if rv == v for r in vr for i in (0, 1)
                 if r[i] > 0 and r[i + 2] > 0]
+        if not logs:
+            continue
         slower = sum(x < 0 for x in logs)
         print(f"variant {v}: runs slower than Open MPI's {slower} of {len(logs)}, geometric mean of Open MPI's time "
               f"over Chorus's {math.exp(sum(logs) / len(logs)):.3f}")
