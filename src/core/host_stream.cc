@@ -1,11 +1,13 @@
 #include "core/host_stream.h"
 
+#include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
 
 #include "base/error.h"
 #include "base/futex.h"
+#include "base/logging.h"
 #include "base/wait.h"
 #include "core/handle_registry.h"
 
@@ -201,6 +203,17 @@ bool HostStream::runFront(std::unique_lock<std::mutex>& lock) {
 }
 
 void HostStream::loop() {
+  // A batch thread does not preempt the thread that wakes it. Woken at once on its waker's core, this thread ran the
+  // first launch of a loop ahead of the caller, which waited for its core to enqueue the rest and synchronize: the
+  // first 10-launch loop of reduce_scatter_perf -b 32 -n 10 (2 ranks) took about 3 us per launch instead of 0.3-0.5
+  // in 7 of 50 runs, 1 of 50 as a batch thread (alternated). The trainer's step and its exposed communication, and 2,
+  // 4 and 8 ranks' small rows, bound or not, did not change beyond their spread (docs/performance.md, session 24). A
+  // yield before taking the launch cured it too but cost oversubscribed ranks. Where the policy cannot be set, the
+  // thread runs as before.
+  sched_param batch{};
+  if (const int err = pthread_setschedparam(pthread_self(), SCHED_BATCH, &batch); err != 0) {
+    CHORUS_LOG_INFO(kColl, "host stream: its thread stays SCHED_OTHER (SCHED_BATCH refused: error ", err, ")");
+  }
   std::unique_lock<std::mutex> lock(mu_);
   bool lingered = false;
   for (;;) {

@@ -1,13 +1,15 @@
 // The data calls through the public header: bad input (a clear chorusInvalidArgument/InvalidUsage naming the
 // argument, nothing sent, the communicator usable for the next call), host streams (1000 queued operations,
 // errors surfacing at synchronize and in chorusCommGetAsyncError, issue order across single calls and group launches,
-// a launch starting with nobody synchronizing), and groups (send/recv rings in any order and to self, nesting, the
-// first error returned by chorusGroupEnd).
+// a launch starting with nobody synchronizing, the stream thread's SCHED_BATCH policy), and groups (send/recv rings in
+// any order and to self, nesting, the first error returned by chorusGroupEnd).
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 
 #include <numeric>
 #include <string>
@@ -218,6 +220,35 @@ TEST(CollApi, AQueuedLaunchRunsWithoutASynchronizeAfterAnyPause) {
     }
   });
   destroyAll(comms);
+}
+
+// The threads of this process whose scheduling policy is SCHED_BATCH (Linux: sched_getscheduler takes a thread id).
+int batchThreads() {
+  int count = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    const pid_t tid = static_cast<pid_t>(std::stoi(task.path().filename().string()));
+    if (sched_getscheduler(tid) == SCHED_BATCH) ++count;
+  }
+  return count;
+}
+
+// A stream's thread runs as SCHED_BATCH, so that an enqueue waking it does not give it the caller's core ahead of the
+// caller (docs/performance.md, session 24); the callers' threads keep their policy.
+TEST(CollApi, AHostStreamsThreadDoesNotPreemptTheThreadThatWakesIt) {
+  const int before = batchThreads();
+  chorusStream_t a = nullptr, b = nullptr;
+  ASSERT_EQ(chorusStreamCreate(&a), chorusSuccess);
+  ASSERT_EQ(chorusStreamCreate(&b), chorusSuccess);
+  // The policy is set by the thread itself as it starts: give it a moment.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (batchThreads() < before + 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(batchThreads(), before + 2);
+  EXPECT_NE(sched_getscheduler(0), SCHED_BATCH);
+  EXPECT_EQ(chorusStreamDestroy(a), chorusSuccess);
+  EXPECT_EQ(chorusStreamDestroy(b), chorusSuccess);
+  EXPECT_EQ(batchThreads(), before);
 }
 
 TEST(CollApi, ErrorsSurfaceAtSynchronizeAndAsyncError) {
