@@ -1,6 +1,5 @@
 #include "core/host_stream.h"
 
-#include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 #include "base/error.h"
 #include "base/futex.h"
 #include "base/logging.h"
+#include "base/sched_policy.h"
 #include "base/wait.h"
 #include "core/handle_registry.h"
 
@@ -210,10 +210,7 @@ void HostStream::loop() {
   // 4 and 8 ranks' small rows, bound or not, did not change beyond their spread (docs/performance.md, session 24). A
   // yield before taking the launch cured it too but cost oversubscribed ranks. Where the policy cannot be set, the
   // thread runs as before.
-  sched_param batch{};
-  if (const int err = pthread_setschedparam(pthread_self(), SCHED_BATCH, &batch); err != 0) {
-    CHORUS_LOG_INFO(kColl, "host stream: its thread stays SCHED_OTHER (SCHED_BATCH refused: error ", err, ")");
-  }
+  if (!runAsBatch()) CHORUS_LOG_INFO(kColl, "host stream: its thread stays SCHED_OTHER (SCHED_BATCH refused)");
   std::unique_lock<std::mutex> lock(mu_);
   bool lingered = false;
   for (;;) {

@@ -1,5 +1,7 @@
 #include "core/worker.h"
 
+#include "base/sched_policy.h"
+
 namespace chorus::core {
 
 Worker::Worker() : thread_([this] { loop(); }) {}
@@ -22,6 +24,7 @@ void Worker::submit(std::function<void()> job) {
 }
 
 void Worker::loop() {
+  leaveInheritedBatch();  // a group's share runs at once when submitted, even when a host stream's thread created this
   for (;;) {
     std::function<void()> job;
     {

@@ -233,7 +233,7 @@ int batchThreads() {
 }
 
 // A stream's thread runs as SCHED_BATCH, so that an enqueue waking it does not give it the caller's core ahead of the
-// caller (docs/performance.md, session 24); the callers' threads keep their policy.
+// caller (docs/performance.md, session 24); the callers' threads keep their policy, and so do the threads it creates.
 TEST(CollApi, AHostStreamsThreadDoesNotPreemptTheThreadThatWakesIt) {
   const int before = batchThreads();
   chorusStream_t a = nullptr, b = nullptr;
@@ -246,8 +246,28 @@ TEST(CollApi, AHostStreamsThreadDoesNotPreemptTheThreadThatWakesIt) {
   }
   EXPECT_EQ(batchThreads(), before + 2);
   EXPECT_NE(sched_getscheduler(0), SCHED_BATCH);
+
+  // A thread the stream's thread creates does not keep the policy: a group over two communicators, run by the stream's
+  // thread (nobody synchronizes), creates the second communicator's worker there.
+  auto comms = makeComms(2);
+  int x[2] = {1, 2}, y[2] = {-1, -1};
+  ASSERT_EQ(chorusGroupStart(), chorusSuccess);
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_EQ(chorusAllReduce(&x[r], &y[r], 1, chorusInt32, chorusSum, comms[r], a), chorusSuccess);
+  }
+  ASSERT_EQ(chorusGroupEnd(), chorusSuccess);
+  chorusResult_t q = chorusInProgress;
+  while ((q = chorusStreamQuery(a)) == chorusInProgress && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_EQ(q, chorusSuccess);
+  EXPECT_EQ(y[0], 3);
+  EXPECT_EQ(y[1], 3);
+  EXPECT_EQ(batchThreads(), before + 2);
+
   EXPECT_EQ(chorusStreamDestroy(a), chorusSuccess);
   EXPECT_EQ(chorusStreamDestroy(b), chorusSuccess);
+  destroyAll(comms);
   EXPECT_EQ(batchThreads(), before);
 }
 

@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "base/futex.h"
 #include "base/params.h"
+#include "base/sched_policy.h"
 #include "base/wait.h"
 #include "transport/net/plugin.h"
 
@@ -115,6 +116,7 @@ bool Proxy::pass() {
 }
 
 void Proxy::run() {
+  leaveInheritedBatch();  // woken by the network, it must preempt (created by a host stream's thread, it is batch)
   const int64_t spinUs = param::SpinUs();
   const uint64_t spinNs = static_cast<uint64_t>(spinUs < 0 ? 0 : spinUs) * 1000;
   uint64_t idleSince = 0;
