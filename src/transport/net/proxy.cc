@@ -116,7 +116,7 @@ bool Proxy::pass() {
 }
 
 void Proxy::run() {
-  leaveInheritedBatch();  // woken by the network, it must preempt (created by a host stream's thread, it is batch)
+  leaveInheritedBatch();  // woken by the network, it must preempt, even when a host stream's thread created it
   const int64_t spinUs = param::SpinUs();
   const uint64_t spinNs = static_cast<uint64_t>(spinUs < 0 ? 0 : spinUs) * 1000;
   uint64_t idleSince = 0;
