@@ -8,7 +8,12 @@ cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
 export CTEST_OUTPUT_ON_FAILURE=1
 jobs=$(nproc)
-stage() { echo; echo "=== $* ($(date +%T))"; }
+# Each stage's heading shows the free disk: CI machines differ in it (a run once ran out during a sanitizer build).
+stage() { echo; echo "=== $* ($(date +%T), $(df -Pm . | awk 'NR==2 {print $4}') MiB free)"; }
+# Sanitizer and fuzz trees carry line tables only (-g1): their reports still name file and line, and full debug
+# information made each tree several GiB. Each is removed once its tests pass.
+lean_debug=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG")
 
 stage "build"
 bash scripts/build.sh -DCHORUS_BUILD_TESTS=ON
@@ -41,7 +46,7 @@ fi
 
 for san in address undefined; do
   stage "sanitizer build: $san"
-  BUILD_DIR=build-$san cmake -S . -B build-$san -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHORUS_SANITIZER=$san \
+  cmake -S . -B build-$san -G Ninja "${lean_debug[@]}" -DCHORUS_SANITIZER=$san \
     -DCHORUS_BUILD_PERF=OFF -DCHORUS_BUILD_TRAIN=OFF -DCHORUS_ENABLE_CUDA=OFF >/dev/null
   cmake --build build-$san -j "$jobs"
   # In-process and thread tests (the multi-process ones re-execute the binary; they run in the main build).
@@ -49,25 +54,28 @@ for san in address undefined; do
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-$san -L '^cpu$' -E 'Procs|SimHosts|launcher|perf_tools|consumer|net_conformance_ucx' \
     -j "$jobs" --timeout 1200
+  rm -rf build-$san
 done
 
 stage "sanitizer build: thread (ThreadSanitizer: the thread and in-process tests)"
-cmake -S . -B build-thread -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHORUS_SANITIZER=thread \
+cmake -S . -B build-thread -G Ninja "${lean_debug[@]}" -DCHORUS_SANITIZER=thread \
   -DCHORUS_BUILD_PERF=OFF -DCHORUS_BUILD_TRAIN=OFF -DCHORUS_ENABLE_CUDA=OFF -DCHORUS_ENABLE_MPI=OFF >/dev/null
 cmake --build build-thread -j "$jobs"
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
   ctest --test-dir build-thread -L '^cpu$' -E 'Procs|SimHosts|launcher|perf_tools|consumer|net_conformance_ucx' \
   -j "$jobs" --timeout 1200
+rm -rf build-thread
 
 stage "tests: the fault matrix (fault): kill, stop, exit x every phase x 2/4/8 ranks"
 ctest --test-dir build -L '^fault$' --timeout 900
 
 if command -v clang++ >/dev/null; then
   stage "fuzz: libFuzzer targets, 30 s each"
-  cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+  cmake -S . -B build-fuzz -G Ninja "${lean_debug[@]}" -DCMAKE_C_COMPILER=clang \
     -DCMAKE_CXX_COMPILER=clang++ -DCHORUS_BUILD_FUZZ=ON -DCHORUS_BUILD_PERF=OFF -DCHORUS_BUILD_TRAIN=OFF \
     -DCHORUS_ENABLE_CUDA=OFF -DCHORUS_ENABLE_MPI=OFF >/dev/null
   fuzzers=$(cd build-fuzz && ninja -t targets all | sed -n 's/^\(fuzz_[a-z_]*\): phony$/\1/p' | grep -v _replay | sort -u)
+  # shellcheck disable=SC2086 # one target per word
   cmake --build build-fuzz -j "$jobs" --target $fuzzers
   for f in $fuzzers; do
     corpus=tests/fuzz/corpus/$f
@@ -76,5 +84,6 @@ if command -v clang++ >/dev/null; then
     "./build-fuzz/bin/$f" -max_total_time=30 -print_final_stats=1 "$work" 2>&1 | tail -3
     rm -rf "$work"
   done
+  rm -rf build-fuzz
 fi
 stage "all tests passed"
