@@ -40,6 +40,15 @@ WaitBudget waitBudget(const WaitContext& ctx) {
   return {spinNs, ctx.yieldNs >= 0 ? static_cast<uint64_t>(ctx.yieldNs) : spinNs + 50000};
 }
 
+namespace {
+// Waiter::coreSharedHint for this thread.
+thread_local bool tlsCoreShared = false;
+}  // namespace
+
+bool Waiter::coreSharedHint() {
+  return tlsCoreShared;
+}
+
 Waiter::Waiter(const WaitContext& ctx) : ctx_(ctx) {
   // The clock is read at the wait's first look at it (started()), not here: most waits end before that, and a
   // send/recv pair of 8 bytes constructed or reset its waiters three times per call, each a clock read.
@@ -48,6 +57,7 @@ Waiter::Waiter(const WaitContext& ctx) : ctx_(ctx) {
   const WaitBudget budget = waitBudget(ctx);
   spinNs_ = budget.spinNs;
   yieldNs_ = budget.yieldNs;
+  spinNow_ = spinNow();
   phase_ = firstPhase();
 }
 
@@ -58,6 +68,10 @@ bool Waiter::started(uint64_t now) {
   return true;
 }
 
+Waiter::~Waiter() {
+  finish();
+}
+
 int Waiter::firstPhase() const {
   // No spin budget (ranks that outnumber cores): yield from the first pause. The spinning phase looks at the
   // clock only every 64 pauses, and 64 pauses took 1.5 us on an AMD EPYC (23 ns each): a budget of 0 spun that
@@ -65,9 +79,26 @@ int Waiter::firstPhase() const {
   return spinNs_ == 0 ? 1 : 0;
 }
 
+uint64_t Waiter::spinNow() const {
+  return tlsCoreShared ? std::min(spinNs_, kSharedCoreSpinNs) : spinNs_;
+}
+
+void Waiter::finish() {
+  // Ended while spinning: spinning works here. Ended after a yield: the hint is that yield's finding. A wait that
+  // slept says nothing new (the peer was far from ready), and one that never paused leaves the phase it began in.
+  if (phase_ == 0) {
+    if (iter_ != 0) tlsCoreShared = false;
+  } else if (phase_ == 1 && iter_ != 0) {
+    tlsCoreShared = yieldRanOther_;
+  }
+  yieldRanOther_ = false;
+}
+
 void Waiter::reset() {
+  finish();
   startNs_ = 0;
   iter_ = 0;
+  spinNow_ = spinNow();
   phase_ = firstPhase();
 }
 
@@ -83,13 +114,15 @@ void Waiter::pauseAny(const FutexWord* words, int n) {
     cpuRelax();
     if ((iter_ & 63) != 0) return;
     const uint64_t now = nowNs();
-    if (started(now) || now - startNs_ < spinNs_) return;
+    if (started(now) || now - startNs_ < spinNow_) return;
     phase_ = 1;
   }
   const uint64_t now = nowNs();
   started(now);
   if (phase_ == 1) {
     sched_yield();
+    const uint64_t yielded = nowNs() - now;
+    yieldRanOther_ = yielded >= kSharedCoreMinNs && yielded <= kSharedCoreMaxNs;
     // Yield before sleeping: with more ranks than cores the peer we wait for often needs exactly our core.
     if (now - startNs_ < spinNs_ + yieldNs_) {
       if ((iter_ & 15) == 0) checkWaitInterrupted(ctx_);

@@ -54,18 +54,38 @@ Status waitInterruptedStatus(const WaitContext& ctx);
 class Waiter {
  public:
   explicit Waiter(const WaitContext& ctx);
+  // Ends the wait: records in the calling thread whether its core is shared with the peer it waits for (below).
+  ~Waiter();
+  Waiter(const Waiter&) = delete;
+  Waiter& operator=(const Waiter&) = delete;
   // One step of waiting. When word is non-null and still equals `observed`, the sleep phase sleeps on it.
   // Throws chorus::Error on abort, timeout or a dead peer.
   void pause(const std::atomic<uint32_t>* word = nullptr, uint32_t observed = 0);
   // The same for a wait on several words at once: the sleep phase ends at a wake on any of them (futexWaitAny;
   // n == 0 sleeps 200 us, as pause() without a word).
   void pauseAny(const FutexWord* words, int n);
-  // Starts over from the spinning phase (call after progress, so that the next wait spins first).
+  // Ends this wait and starts the next from its first phase (call after progress, so that the next wait spins
+  // first; briefly where this thread's core is shared, below).
   void reset();
   // True once the waiter has passed the spinning phase (producers then need a futexWake).
   bool sleeping() const { return phase_ >= 2; }
   // True while the waiter spins (before it yields the core or sleeps).
   bool spinning() const { return phase_ == 0; }
+
+  // Whether the calling thread's waits spin only kSharedCoreSpinNs before they yield: its last wait ended right
+  // after a yield that ran another thread on its core for kSharedCoreMinNs-kSharedCoreMaxNs. Ranks with a core each
+  // can still meet on one when the scheduler places them so for a while (unbound ranks on a busy machine); each then
+  // spun its whole budget holding the core the other needed to publish, and every step cost two budgets (2 ranks
+  // spinning 20 us on one core: 32-54 us per 8 B-2 KiB all-reduce, reduce-scatter, send/recv). The short spin keeps
+  // the cost of a wrong hint small: another thread that ran briefly (a library's polling thread) says nothing of
+  // where the peer runs, and a wait that then ends while spinning clears the hint (yielding at once instead cost
+  // 2-rank benchmarks whose ranks had a core each up to 1.3 us per call: some other thread took each yield's turn). A
+  // longer yield (another thread's time slice, a computation) sets nothing: a peer that shares the core hands it back
+  // sooner.
+  static bool coreSharedHint();
+  static constexpr uint64_t kSharedCoreSpinNs = 2000;
+  static constexpr uint64_t kSharedCoreMinNs = 2000;
+  static constexpr uint64_t kSharedCoreMaxNs = 200000;
 
  private:
   const WaitContext& ctx_;
@@ -73,10 +93,15 @@ class Waiter {
   uint64_t lastCheckNs_;  // the last liveness check; 0 until the clock is first read
   uint64_t spinNs_;
   uint64_t yieldNs_;
+  uint64_t spinNow_;  // this wait's spin: spinNs_, or less on a shared core (coreSharedHint)
   uint32_t iter_ = 0;
   int phase_ = 0;  // 0 spin, 1 yield, 2 sleep
+  // The last yield ran another thread on this core for a share-revealing time (coreSharedHint).
+  bool yieldRanOther_ = false;
 
-  int firstPhase() const;  // where a wait starts: the spin, or the yield without a spin budget
+  int firstPhase() const;    // where a wait starts: the spin, or the yield without a spin budget
+  uint64_t spinNow() const;  // the spin of a wait that starts now
+  void finish();             // records coreSharedHint from how this wait ended
   // Takes `now` as the start if the wait has not read the clock yet; true when it did so.
   bool started(uint64_t now);
 };
