@@ -27,6 +27,8 @@ struct TopoView {
   // (tuning.h, streamsOutput): half the CPU's last-level cache, or CHORUS_STREAM_MIN_BYTES (core/topo_setup.cc).
   // 16 MiB here: half the 32 MiB L3 where it was measured.
   size_t streamMinBytes = size_t{16} << 20;
+  // The same for the copies into the peers' FIFO slots (tuning.h, streamsOutput; HostPrimsConfig::nonTemporalSlots).
+  size_t slotStreamMinBytes = size_t{16} << 20;
 };
 
 // Blocks that the kernels of the ranks of one process on one GPU may hold at once: a block of 512 threads at

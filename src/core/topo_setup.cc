@@ -98,6 +98,13 @@ size_t streamMinBytes(size_t cacheBytes) {
   return std::max(cache / 2, size_t{1} << 20);
 }
 
+size_t slotStreamMinBytes(size_t outputMinBytes) {
+  const int64_t forced = param::SlotStreamMinBytes();
+  if (forced == 0) return SIZE_MAX;
+  if (forced > 0) return static_cast<size_t>(forced);
+  return outputMinBytes;
+}
+
 coll::TopoView buildTopoView(const std::vector<transport::PeerInfo>& peers, int rank, int minChannels,
                              int maxChannels) {
   loadMachineTopologyIfAsked(peers, rank);
@@ -116,6 +123,7 @@ coll::TopoView buildTopoView(const std::vector<transport::PeerInfo>& peers, int 
   v.allSameProcess = procs.size() == 1;
   v.ranksPerDevice = ranksPerDevice(peers);
   v.streamMinBytes = streamMinBytes(processCacheBytes());
+  v.slotStreamMinBytes = slotStreamMinBytes(v.streamMinBytes);
   v.rings = topology::searchHostRings(places, channelCount(minChannels, maxChannels, v.ranksPerDevice));
   CHORUS_ENFORCE(!v.rings.empty(), "topology search returned no ring");
   for (const auto& ring : v.rings) {

@@ -19,4 +19,8 @@ coll::TopoView buildTopoView(const std::vector<transport::PeerInfo>& peers, int 
 // least 1 MiB.
 size_t streamMinBytes(size_t cacheBytes);
 
+// The bytes an operation touches on a rank from which its copies into the peers' FIFO slots stream
+// (coll::TopoView::slotStreamMinBytes): CHORUS_SLOT_STREAM_MIN_BYTES where set (0: never), else `outputMinBytes`.
+size_t slotStreamMinBytes(size_t outputMinBytes);
+
 }  // namespace chorus::core

@@ -75,6 +75,24 @@ TEST(TopoSetup, OutputsStreamFromHalfTheLastLevelCache) {
   }
 }
 
+// Copies into the peers' slots stream from where the outputs do, unless CHORUS_SLOT_STREAM_MIN_BYTES says otherwise
+// (0: never).
+TEST(TopoSetup, SlotsStreamWhereOutputsDoUnlessSet) {
+  {
+    ScopedParam unset("CHORUS_SLOT_STREAM_MIN_BYTES", nullptr);
+    EXPECT_EQ(slotStreamMinBytes(size_t{16} << 20), size_t{16} << 20);
+    EXPECT_EQ(slotStreamMinBytes(SIZE_MAX), SIZE_MAX);
+  }
+  {
+    ScopedParam never("CHORUS_SLOT_STREAM_MIN_BYTES", "0");
+    EXPECT_EQ(slotStreamMinBytes(size_t{16} << 20), SIZE_MAX);
+  }
+  {
+    ScopedParam forced("CHORUS_SLOT_STREAM_MIN_BYTES", "4096");
+    EXPECT_EQ(slotStreamMinBytes(size_t{16} << 20), 4096u);
+  }
+}
+
 // Every communicator's view carries the threshold for this process's CPU, whatever its ranks (CPU 0's cache here:
 // the CPUs of the machines the tests run on have last-level caches of one size).
 TEST(TopoSetup, TheViewCarriesTheStreamingThreshold) {
@@ -82,6 +100,8 @@ TEST(TopoSetup, TheViewCarriesTheStreamingThreshold) {
   const size_t want = streamMinBytes(topology::lastLevelCacheBytes(0));
   EXPECT_EQ(buildTopoView(ranks(4, 1, -1), 1, 0, 0).streamMinBytes, want);
   EXPECT_EQ(buildTopoView(ranks(2, 2, -1), 0, 0, 0).streamMinBytes, want);
+  ScopedParam slots("CHORUS_SLOT_STREAM_MIN_BYTES", "4096");
+  EXPECT_EQ(buildTopoView(ranks(2, 2, -1), 0, 0, 0).slotStreamMinBytes, 4096u);
 }
 
 }  // namespace

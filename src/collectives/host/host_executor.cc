@@ -176,7 +176,9 @@ void runCollective(const CollPlan& c, const std::vector<const void*>& copies, co
   const bool root = env.rank == op.root;
   const size_t in = op.type == CollType::kBroadcast && !root ? 0 : inputBytes(c, env.nranks);
   const size_t out = op.type == CollType::kReduce && !root ? 0 : outputBytes(c, env.nranks);
-  cfg.nonTemporalOutput = streamsOutput(footprintBytes(in, out, inPlace(c, env.nranks)), env.topo->streamMinBytes);
+  const size_t footprint = footprintBytes(in, out, inPlace(c, env.nranks));
+  cfg.nonTemporalOutput = streamsOutput(footprint, env.topo->streamMinBytes);
+  cfg.nonTemporalSlots = streamsOutput(footprint, env.topo->slotStreamMinBytes);
   cfg.ctx = env.ctx;
   cfg.singleCopy = env.nranks > 1 && useSingleCopy(op.type, c.bytes);
   // The registry is looked up last: with allocations registered it takes a lock, which small operations must not pay.

@@ -86,9 +86,9 @@ void HostPrims::mismatch(int i, uint64_t got, uint64_t want) const {
                " (CHORUS_CHECK=1 names the differing fields before any data moves); abort the communicator");
 }
 
-void HostPrims::copyOut(void* dst, const void* src, size_t bytes, bool finalOutput) {
+void HostPrims::copyOut(void* dst, const void* src, size_t bytes, bool nonTemporal) {
   if (dst == src) return;
-  reduce::copyBytes(dst, src, bytes, finalOutput && cfg_.nonTemporalOutput);
+  reduce::copyBytes(dst, src, bytes, nonTemporal);
 }
 
 void HostPrims::reduceInto(char* dst, const char* local, const void* const* slots, size_t m, bool postOp) {
@@ -145,7 +145,7 @@ void HostPrims::compute(Src src, char* primary, bool primaryIsOutput, const char
   switch (src) {
     case kFromInput: {
       if (inputUnscaled(postOp && primaryIsOutput)) {
-        copyOut(primary, inPtr, bytes, primaryIsOutput);
+        copyOut(primary, inPtr, bytes, streamsTo(primaryIsOutput));
       } else {
         reduce::ReduceParams p = cfg_.premul;
         if (postOp && primaryIsOutput) p.postDiv = cfg_.postDiv;
@@ -153,8 +153,8 @@ void HostPrims::compute(Src src, char* primary, bool primaryIsOutput, const char
       }
       break;
     }
-    case kFromOutput: copyOut(primary, outPtr, bytes, false); break;
-    case kFromRecv: copyOut(primary, slots[0], bytes, primaryIsOutput); break;
+    case kFromOutput: copyOut(primary, outPtr, bytes, streamsTo(false)); break;
+    case kFromRecv: copyOut(primary, slots[0], bytes, streamsTo(primaryIsOutput)); break;
     case kReduceInputRecv: reduceInto(primary, inPtr, slots, m, postOp); break;
     case kReduceRecvOutput: {
       // What arrived was premultiplied by its sender; the output holds the partial result.
@@ -292,8 +292,12 @@ void HostPrims::runSlices(Src src, size_t inOff, bool toOutput, size_t outOff, b
     // place), then copy to the other slots. An output that a copy writes with streaming stores comes last, from the
     // first data slot: copied into first, it would send its lines to memory and the slot copies read them back.
     // A copy from an input in place writes no output at all.
-    const bool outputLast = outPtr != nullptr && firstSlot != nullptr && cfg_.nonTemporalOutput &&
-                            streamsCopy(src, postOp) && !(src == kFromInput && inPtr == outPtr);
+    // Where the slots stream too, every destination of a copy is written from the copy's source instead: a line
+    // written with streaming stores is read back from memory.
+    const bool copies = firstSlot != nullptr && (streamsCopy(src, postOp) || src == kFromOutput);
+    const bool fromSource = copies && cfg_.nonTemporalSlots;
+    const bool outputLast =
+        outPtr != nullptr && copies && !fromSource && cfg_.nonTemporalOutput && !(src == kFromInput && inPtr == outPtr);
     char* primary = outPtr != nullptr && !outputLast ? outPtr : firstSlot;
     const bool primaryIsOutput = primary == outPtr && outPtr != nullptr;
     const void* slots[kMaxRecvPeers];
@@ -315,14 +319,20 @@ void HostPrims::runSlices(Src src, size_t inOff, bool toOutput, size_t outOff, b
     if (primary != nullptr) {
       compute(src, primary, primaryIsOutput, inPtr, out + (outOff + done) * elt, slots, m, postOp);
     }
+    const char* copySource = primary;
+    if (fromSource) {
+      copySource = src == kFromRecv    ? static_cast<const char*>(slots[0])
+                   : src == kFromInput ? inPtr
+                                       : out + (outOff + done) * elt;
+    }
     for (int i = 0; i < nsend; ++i) {
       if (ref[i]) continue;
-      if (dstSlots[i] != primary) copyOut(dstSlots[i], primary, bytes, false);
+      if (dstSlots[i] != primary) copyOut(dstSlots[i], copySource, bytes, cfg_.nonTemporalSlots);
       sends_[i]->post(bytes, cfg_.slotTag);
     }
     // The peers read the slot meanwhile (this end writes it again only once it is acquired again); references to the
     // output go out only once the output holds the slice.
-    if (outputLast) copyOut(outPtr, primary, bytes, /*finalOutput=*/true);
+    if (outputLast) copyOut(outPtr, primary, bytes, /*nonTemporal=*/true);
     if (!early) {
       for (int i = 0; i < nsend; ++i) {
         if (!ref[i]) continue;

@@ -37,6 +37,10 @@ struct HostPrimsConfig {
   reduce::ReduceParams premul;     // premultiplier of local input (postDiv 1)
   int64_t postDiv = 1;             // divisor applied where postOp is true
   bool nonTemporalOutput = false;  // streaming stores for final output writes (outputs larger than cache)
+  // Streaming stores for the copies into send slots: the receiver then reads the lines from memory instead of from
+  // this core's cache, which costs little where the cores share a cache and saves most of the copy where they do not
+  // (tuning.h, streamsSlots).
+  bool nonTemporalSlots = false;
   const WaitContext* ctx = nullptr;
   uint32_t slotTag = 0;  // the operation's tag (collectives/slot_tag.h), carried and checked in every slot
   // Single copy: send remote refs to the peers whose connections take them (tuning.h useSingleCopy).
@@ -102,7 +106,10 @@ class HostPrims {
   void checkWord(int i, uint64_t word, size_t left) const;
   // Reduces local input with every receive peer's slot into dst.
   void reduceInto(char* dst, const char* local, const void* const* slots, size_t m, bool postOp);
-  void copyOut(void* dst, const void* src, size_t bytes, bool finalOutput);
+  // Copies a slice (nothing where dst is src), with streaming stores where `nonTemporal`.
+  void copyOut(void* dst, const void* src, size_t bytes, bool nonTemporal);
+  // Whether a write into the output (`toOutput`) or into a send slot streams.
+  bool streamsTo(bool toOutput) const { return toOutput ? cfg_.nonTemporalOutput : cfg_.nonTemporalSlots; }
   // Throws for a slot whose word (bytes and tag) from recvs_[i] is not the one expected.
   [[noreturn]] void mismatch(int i, uint64_t got, uint64_t want) const;
 

@@ -198,8 +198,9 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
     input.add(source(c, copies), c.bytes);
     output.add(c.dst, c.bytes);
   }
-  const bool streaming =
-      streamsOutput(footprintBytes(input.bytes, output.bytes, input.meets(output)), env.topo->streamMinBytes);
+  const size_t footprint = footprintBytes(input.bytes, output.bytes, input.meets(output));
+  const bool streaming = streamsOutput(footprint, env.topo->streamMinBytes);
+  const bool streamingSlots = streamsOutput(footprint, env.topo->slotStreamMinBytes);
   // The copies to oneself come after the announcements: peers may send by reference meanwhile.
   for (const SelfCopy& c : plan.selfCopies) {
     const void* src = source(c, copies);
@@ -325,7 +326,7 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
             p.off += m;
           } else {
             const size_t m = std::min(p.send->slotBytes(), left);
-            memcpy(slot, src, m);
+            reduce::copyBytes(slot, src, m, streamingSlots);
             p.send->post(m, transferTag(t.bytes));
             p.off += m;
           }
