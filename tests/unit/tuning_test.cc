@@ -122,7 +122,9 @@ TEST(Tuning, SmallReducesGoDirectToTheRoot) {
     for (int nranks : {3, 4, 8, 16}) {
       EXPECT_EQ(modelChoice(CollType::kReduce, 8, nranks, treeByModel), Algo::kDirect) << nranks;
       // At 16 ranks the root's 15 messages of 2 KiB cost more than a tree's 4 levels, where trees are allowed.
-      if (nranks < 16) EXPECT_EQ(modelChoice(CollType::kReduce, 2048, nranks, treeByModel), Algo::kDirect) << nranks;
+      if (nranks < 16) {
+        EXPECT_EQ(modelChoice(CollType::kReduce, 2048, nranks, treeByModel), Algo::kDirect) << nranks;
+      }
     }
     // Past one FIFO slot's share (32 KiB) or 16 ranks, never.
     EXPECT_NE(modelChoice(CollType::kReduce, (32u << 10) + 4, 4, treeByModel), Algo::kDirect);
