@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace chorus::coll {
@@ -29,6 +30,9 @@ struct TopoView {
   size_t streamMinBytes = size_t{16} << 20;
   // The same for the copies into the peers' FIFO slots (tuning.h, streamsOutput; HostPrimsConfig::nonTemporalSlots).
   size_t slotStreamMinBytes = size_t{16} << 20;
+  // The footprint from which, up to slotStreamMinBytes, each thread chooses the slots' store kind by the times it
+  // measures (host/slot_store_choice.h), plain stores being the first guess; SIZE_MAX: never.
+  size_t slotStoresAdaptFrom = SIZE_MAX;
 };
 
 // Blocks that the kernels of the ranks of one process on one GPU may hold at once: a block of 512 threads at

@@ -105,6 +105,11 @@ size_t slotStreamMinBytes(size_t outputMinBytes) {
   return outputMinBytes;
 }
 
+size_t slotStoresAdaptFrom() {
+  // Below a core's own cache (1 MiB of L2 here) a slot's lines stay in cache on either kind of placement.
+  return param::SlotStreamMinBytes() == -1 ? size_t{1} << 20 : SIZE_MAX;
+}
+
 coll::TopoView buildTopoView(const std::vector<transport::PeerInfo>& peers, int rank, int minChannels,
                              int maxChannels) {
   loadMachineTopologyIfAsked(peers, rank);
@@ -124,6 +129,7 @@ coll::TopoView buildTopoView(const std::vector<transport::PeerInfo>& peers, int 
   v.ranksPerDevice = ranksPerDevice(peers);
   v.streamMinBytes = streamMinBytes(processCacheBytes());
   v.slotStreamMinBytes = slotStreamMinBytes(v.streamMinBytes);
+  v.slotStoresAdaptFrom = slotStoresAdaptFrom();
   v.rings = topology::searchHostRings(places, channelCount(minChannels, maxChannels, v.ranksPerDevice));
   CHORUS_ENFORCE(!v.rings.empty(), "topology search returned no ring");
   for (const auto& ring : v.rings) {

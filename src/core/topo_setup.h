@@ -23,4 +23,9 @@ size_t streamMinBytes(size_t cacheBytes);
 // (coll::TopoView::slotStreamMinBytes): CHORUS_SLOT_STREAM_MIN_BYTES where set (0: never), else `outputMinBytes`.
 size_t slotStreamMinBytes(size_t outputMinBytes);
 
+// The footprint from which, up to the slots' streaming threshold, their store kind is chosen by measured times
+// (coll::TopoView::slotStoresAdaptFrom): 1 MiB where CHORUS_SLOT_STREAM_MIN_BYTES is left at -1; SIZE_MAX (never)
+// where it is set.
+size_t slotStoresAdaptFrom();
+
 }  // namespace chorus::core

@@ -11,6 +11,7 @@
 #include "base/byte_range.h"
 #include "base/error.h"
 #include "base/shared_alloc.h"
+#include "base/wait.h"
 #include "collectives/algo/direct.h"
 #include "collectives/algo/ring_allgather.h"
 #include "collectives/algo/ring_allreduce.h"
@@ -23,6 +24,7 @@
 #include "collectives/host/host_prims.h"
 #include "collectives/host/p2p_engine.h"
 #include "collectives/host/ref_ledger.h"
+#include "collectives/host/slot_store_choice.h"
 #include "collectives/tuning.h"
 
 namespace chorus::coll {
@@ -161,24 +163,10 @@ void runAlgorithm(const CollPlan& c, const std::vector<const void*>& copies, con
   }
 }
 
-void runCollective(const CollPlan& c, const std::vector<const void*>& copies, const ExecEnv& env, uint32_t seq) {
+// runCollective's second half: single copy where it applies, then the algorithm.
+void runWithConfig(const CollPlan& c, const std::vector<const void*>& copies, const ExecEnv& env,
+                   HostPrimsConfig& cfg) {
   const CollOp& op = c.op;
-  HostPrimsConfig cfg;
-  cfg.slotTag = slotTag(op, seq);
-  cfg.input = op.sendbuff;
-  cfg.output = op.recvbuff;
-  cfg.eltSize = c.eltSize;
-  // A broadcast or an all-gather only copies: its primitives never reduce or scale (compute, host_prims.cc).
-  if (isReduction(op.type) || c.premul != 1.0 || c.postDiv != 1) cfg.kernels = &reduce::kernels(op.dtype, op.op);
-  cfg.premul.premul = c.premul;
-  cfg.postDiv = c.postDiv;
-  // A broadcast's input is read on its root alone, and a reduce's output written there alone.
-  const bool root = env.rank == op.root;
-  const size_t in = op.type == CollType::kBroadcast && !root ? 0 : inputBytes(c, env.nranks);
-  const size_t out = op.type == CollType::kReduce && !root ? 0 : outputBytes(c, env.nranks);
-  const size_t footprint = footprintBytes(in, out, inPlace(c, env.nranks));
-  cfg.nonTemporalOutput = streamsOutput(footprint, env.topo->streamMinBytes);
-  cfg.nonTemporalSlots = streamsOutput(footprint, env.topo->slotStreamMinBytes);
   cfg.ctx = env.ctx;
   cfg.singleCopy = env.nranks > 1 && useSingleCopy(op.type, c.bytes);
   // The registry is looked up last: with allocations registered it takes a lock, which small operations must not pay.
@@ -198,6 +186,34 @@ void runCollective(const CollPlan& c, const std::vector<const void*>& copies, co
   runAlgorithm(c, copies, env, cfg);
   // Receivers read this rank's buffers until they free the references: the operation ends after that.
   if (!ledger.empty()) ledger.drain(*env.ctx);
+}
+
+void runCollective(const CollPlan& c, const std::vector<const void*>& copies, const ExecEnv& env, uint32_t seq) {
+  const CollOp& op = c.op;
+  HostPrimsConfig cfg;
+  cfg.slotTag = slotTag(op, seq);
+  cfg.input = op.sendbuff;
+  cfg.output = op.recvbuff;
+  cfg.eltSize = c.eltSize;
+  // A broadcast or an all-gather only copies: its primitives never reduce or scale (compute, host_prims.cc).
+  if (isReduction(op.type) || c.premul != 1.0 || c.postDiv != 1) cfg.kernels = &reduce::kernels(op.dtype, op.op);
+  cfg.premul.premul = c.premul;
+  cfg.postDiv = c.postDiv;
+  // A broadcast's input is read on its root alone, and a reduce's output written there alone.
+  const bool root = env.rank == op.root;
+  const size_t in = op.type == CollType::kBroadcast && !root ? 0 : inputBytes(c, env.nranks);
+  const size_t out = op.type == CollType::kReduce && !root ? 0 : outputBytes(c, env.nranks);
+  const size_t footprint = footprintBytes(in, out, inPlace(c, env.nranks));
+  cfg.nonTemporalOutput = streamsOutput(footprint, env.topo->streamMinBytes);
+  // Slots stream from the rule's threshold; below it, from slotStoresAdaptFrom, the faster kind as measured.
+  const bool slotsByRule = streamsOutput(footprint, env.topo->slotStreamMinBytes);
+  SlotStoreChooser* chooser = env.nranks > 1 && !slotsByRule && footprint >= env.topo->slotStoresAdaptFrom
+                                  ? &SlotStoreChooser::forThisThread()
+                                  : nullptr;
+  cfg.nonTemporalSlots = chooser != nullptr ? chooser->choose(op.type, footprint, slotsByRule) : slotsByRule;
+  const uint64_t startNs = chooser != nullptr ? nowNs() : 0;
+  runWithConfig(c, copies, env, cfg);
+  if (chooser != nullptr) chooser->record(op.type, footprint, cfg.nonTemporalSlots, nowNs() - startNs);
 }
 
 }  // namespace

@@ -8,7 +8,9 @@
 #include "base/error.h"
 #include "base/per_thread.h"
 #include "base/shared_alloc.h"
+#include "base/wait.h"
 #include "collectives/host/ref_ledger.h"
+#include "collectives/host/slot_store_choice.h"
 #include "collectives/reduce/reduce.h"
 #include "collectives/tuning.h"
 
@@ -200,7 +202,17 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
   }
   const size_t footprint = footprintBytes(input.bytes, output.bytes, input.meets(output));
   const bool streaming = streamsOutput(footprint, env.topo->streamMinBytes);
-  const bool streamingSlots = streamsOutput(footprint, env.topo->slotStreamMinBytes);
+  // The sends' store kind: streamed from the rule's threshold; below it, from slotStoresAdaptFrom, learned per size
+  // (slot_store_choice.h), timed from here, where the copies start, to the end. All point-to-point plans share one
+  // key: their sizes tell them apart well enough.
+  const bool slotsByRule = streamsOutput(footprint, env.topo->slotStreamMinBytes);
+  SlotStoreChooser* chooser =
+      env.nranks > 1 && !queues.empty() && !slotsByRule && footprint >= env.topo->slotStoresAdaptFrom
+          ? &SlotStoreChooser::forThisThread()
+          : nullptr;
+  const bool streamingSlots =
+      chooser != nullptr ? chooser->choose(CollType::kSend, footprint, slotsByRule) : slotsByRule;
+  const uint64_t startNs = chooser != nullptr ? nowNs() : 0;
   // The copies to oneself come after the announcements: peers may send by reference meanwhile.
   for (const SelfCopy& c : plan.selfCopies) {
     const void* src = source(c, copies);
@@ -406,6 +418,7 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
   flags.lower();
   // Receivers read this rank's buffers until they free the references: the transfers end after that.
   if (!ledger.empty()) ledger.drain(ctx);
+  if (chooser != nullptr) chooser->record(CollType::kSend, footprint, streamingSlots, nowNs() - startNs);
 }
 
 }  // namespace chorus::coll
