@@ -72,8 +72,9 @@ std::shared_ptr<const std::vector<double>> sharedReductions(const CollCase& c, i
 }
 
 // Runs one case on host buffers (case number `index` of the sweep); returns "" or a failure description.
+// `*callFailed` is set where the call itself returned an error (not where it computed a wrong result).
 std::string runCase(chorusComm_t comm, chorusStream_t stream, const CollCase& c, int rank, int n, bool onStream,
-                    SharedBuffers shared, uint64_t index) {
+                    SharedBuffers shared, uint64_t index, bool* callFailed) {
   const size_t elt = typeSize(c.type);
   chorusStream_t s = onStream ? stream : nullptr;
   size_t sendElems = 0, recvElems = 0;
@@ -93,7 +94,10 @@ std::string runCase(chorusComm_t comm, chorusStream_t stream, const CollCase& c,
   fillCaseInput(c, rank, n, send);
   chorusResult_t rc = callCollective(c, send, recv, comm, s);
   if (rc == chorusSuccess && s != nullptr) rc = chorusStreamSynchronize(s);
-  if (rc != chorusSuccess) return what + ": returned " + chorusGetErrorString(rc) + ": " + chorusGetLastError(comm);
+  if (rc != chorusSuccess) {
+    *callFailed = true;
+    return what + ": returned " + chorusGetErrorString(rc) + ": " + chorusGetLastError(comm);
+  }
   if (!sendBuf.guarded() || !recvBuf.guarded()) return what + ": wrote past a buffer's end";
   std::string first;
   size_t wrong = countWrongResult(c, rank, n, recv, &first);
@@ -273,6 +277,13 @@ std::vector<std::string> runSweep(chorusComm_t comm, const SweepConfig& cfg) {
   chorusStream_t stream = nullptr;
   if (cfg.useStream && chorusStreamCreate(&stream) != chorusSuccess) return {"chorusStreamCreate failed"};
   std::vector<std::string> failures;
+  constexpr size_t kMaxReported = 20;
+  size_t failed = 0;
+  auto finish = [&] {
+    if (stream != nullptr) chorusStreamDestroy(stream);
+    if (failed > failures.size()) failures.push_back("and " + std::to_string(failed - failures.size()) + " more");
+    return failures;
+  };
   uint64_t caseIndex = 0;
   for (Coll coll : cfg.colls) {
     for (chorusDataType_t type : cfg.types) {
@@ -283,8 +294,7 @@ std::vector<std::string> runSweep(chorusComm_t comm, const SweepConfig& cfg) {
           if (rooted(coll)) {
             roots.clear();
             if (count > 100000 && !cfg.allRootsForLargeCounts) {
-              roots = {0};
-              if (n > 1) roots.push_back(n - 1);
+              roots = n > 1 ? std::vector<int>{0, n - 1} : std::vector<int>{0};
             } else {
               for (int r = 0; r < n; ++r) roots.push_back(r);
             }
@@ -294,20 +304,21 @@ std::vector<std::string> runSweep(chorusComm_t comm, const SweepConfig& cfg) {
               CollCase c{coll, type, op, count, inPlace, root, cfg.seed + caseIndex};
               const bool onStream = cfg.useStream && caseIndex % 2 == 0;
               ++caseIndex;
-              std::string f = runCase(comm, stream, c, rank, n, onStream, cfg.shared, caseIndex - 1);
-              if (!f.empty()) failures.push_back(f);
-              if (failures.size() > 20) {
-                if (stream != nullptr) chorusStreamDestroy(stream);
-                return failures;
-              }
+              bool callFailed = false;
+              std::string f = runCase(comm, stream, c, rank, n, onStream, cfg.shared, caseIndex - 1, &callFailed);
+              if (!f.empty() && failures.size() < kMaxReported) failures.push_back(f);
+              if (!f.empty()) ++failed;
+              // Wrong results leave every rank in step (each made the same calls), so the sweep goes on: a rank that
+              // stopped alone would leave its peers waiting for it until the deadline. A call that failed may have
+              // broken the communicator: the sweep stops there.
+              if (callFailed) return finish();
             }
           }
         }
       }
     }
   }
-  if (stream != nullptr) chorusStreamDestroy(stream);
-  return failures;
+  return finish();
 }
 
 }  // namespace chorus::test
