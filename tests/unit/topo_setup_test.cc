@@ -93,6 +93,21 @@ TEST(TopoSetup, SlotsStreamWhereOutputsDoUnlessSet) {
   }
 }
 
+// Below the slots' threshold, the store kind is measured from 1 MiB (collectives/host/slot_store_choice.h), unless the
+// threshold is set: then it alone decides.
+TEST(TopoSetup, SlotStoresAreMeasuredFromOneMiBUnlessTheThresholdIsSet) {
+  {
+    ScopedParam unset("CHORUS_SLOT_STREAM_MIN_BYTES", nullptr);
+    EXPECT_EQ(slotStoresAdaptFrom(), size_t{1} << 20);
+    EXPECT_EQ(buildTopoView(ranks(2, 2, -1), 0, 0, 0).slotStoresAdaptFrom, size_t{1} << 20);
+  }
+  for (const char* set : {"0", "4096"}) {
+    ScopedParam forced("CHORUS_SLOT_STREAM_MIN_BYTES", set);
+    EXPECT_EQ(slotStoresAdaptFrom(), SIZE_MAX) << set;
+    EXPECT_EQ(buildTopoView(ranks(2, 2, -1), 0, 0, 0).slotStoresAdaptFrom, SIZE_MAX) << set;
+  }
+}
+
 // Every communicator's view carries the threshold for this process's CPU, whatever its ranks (CPU 0's cache here:
 // the CPUs of the machines the tests run on have last-level caches of one size).
 TEST(TopoSetup, TheViewCarriesTheStreamingThreshold) {
