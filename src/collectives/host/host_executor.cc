@@ -11,7 +11,6 @@
 #include "base/byte_range.h"
 #include "base/error.h"
 #include "base/shared_alloc.h"
-#include "base/wait.h"
 #include "collectives/algo/direct.h"
 #include "collectives/algo/ring_allgather.h"
 #include "collectives/algo/ring_allreduce.h"
@@ -205,15 +204,10 @@ void runCollective(const CollPlan& c, const std::vector<const void*>& copies, co
   const size_t out = op.type == CollType::kReduce && !root ? 0 : outputBytes(c, env.nranks);
   const size_t footprint = footprintBytes(in, out, inPlace(c, env.nranks));
   cfg.nonTemporalOutput = streamsOutput(footprint, env.topo->streamMinBytes);
-  // Slots stream from the rule's threshold; below it, from slotStoresAdaptFrom, the faster kind as measured.
-  const bool slotsByRule = streamsOutput(footprint, env.topo->slotStreamMinBytes);
-  SlotStoreChooser* chooser = env.nranks > 1 && !slotsByRule && footprint >= env.topo->slotStoresAdaptFrom
-                                  ? &SlotStoreChooser::forThisThread()
-                                  : nullptr;
-  cfg.nonTemporalSlots = chooser != nullptr ? chooser->choose(op.type, footprint, slotsByRule) : slotsByRule;
-  const uint64_t startNs = chooser != nullptr ? nowNs() : 0;
+  SlotStoreDecision slots(*env.topo, env.nranks > 1, op.type, footprint);
+  cfg.nonTemporalSlots = slots.streamed();
   runWithConfig(c, copies, env, cfg);
-  if (chooser != nullptr) chooser->record(op.type, footprint, cfg.nonTemporalSlots, nowNs() - startNs);
+  slots.finish();
 }
 
 }  // namespace

@@ -202,17 +202,10 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
   }
   const size_t footprint = footprintBytes(input.bytes, output.bytes, input.meets(output));
   const bool streaming = streamsOutput(footprint, env.topo->streamMinBytes);
-  // The sends' store kind: streamed from the rule's threshold; below it, from slotStoresAdaptFrom, learned per size
-  // (slot_store_choice.h), timed from here, where the copies start, to the end. All point-to-point plans share one
-  // key: their sizes tell them apart well enough.
-  const bool slotsByRule = streamsOutput(footprint, env.topo->slotStreamMinBytes);
-  SlotStoreChooser* chooser =
-      env.nranks > 1 && !queues.empty() && !slotsByRule && footprint >= env.topo->slotStoresAdaptFrom
-          ? &SlotStoreChooser::forThisThread()
-          : nullptr;
-  const bool streamingSlots =
-      chooser != nullptr ? chooser->choose(CollType::kSend, footprint, slotsByRule) : slotsByRule;
-  const uint64_t startNs = chooser != nullptr ? nowNs() : 0;
+  // The sends' store kind (slot_store_choice.h), timed from here, where the copies start, to the end. All
+  // point-to-point plans share one key: their sizes tell them apart well enough.
+  SlotStoreDecision slots(*env.topo, env.nranks > 1 && !queues.empty(), CollType::kSend, footprint);
+  const bool streamingSlots = slots.streamed();
   // The copies to oneself come after the announcements: peers may send by reference meanwhile.
   for (const SelfCopy& c : plan.selfCopies) {
     const void* src = source(c, copies);
@@ -418,7 +411,7 @@ void runP2p(const Plan& plan, const std::vector<const void*>& copies, const Exec
   flags.lower();
   // Receivers read this rank's buffers until they free the references: the transfers end after that.
   if (!ledger.empty()) ledger.drain(ctx);
-  if (chooser != nullptr) chooser->record(CollType::kSend, footprint, streamingSlots, nowNs() - startNs);
+  slots.finish();
 }
 
 }  // namespace chorus::coll

@@ -2,6 +2,9 @@
 
 #include <bit>
 
+#include "base/wait.h"
+#include "collectives/tuning.h"
+
 namespace chorus::coll {
 
 SlotStoreChooser::Entry& SlotStoreChooser::entry(CollType type, size_t bytes) {
@@ -31,6 +34,18 @@ void SlotStoreChooser::record(CollType type, size_t bytes, bool streamed, uint64
 SlotStoreChooser& SlotStoreChooser::forThisThread() {
   thread_local SlotStoreChooser chooser;
   return chooser;
+}
+
+SlotStoreDecision::SlotStoreDecision(const TopoView& topo, bool toPeers, CollType type, size_t footprint)
+    : type_(type), footprint_(footprint), streamed_(streamsOutput(footprint, topo.slotStreamMinBytes)) {
+  if (!toPeers || streamed_ || footprint < topo.slotStoresAdaptFrom) return;
+  chooser_ = &SlotStoreChooser::forThisThread();
+  streamed_ = chooser_->choose(type, footprint, streamed_);
+  startNs_ = nowNs();
+}
+
+void SlotStoreDecision::finish() {
+  if (chooser_ != nullptr) chooser_->record(type_, footprint_, streamed_, nowNs() - startNs_);
 }
 
 }  // namespace chorus::coll

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "collectives/coll_op.h"
+#include "collectives/topo_view.h"
 
 namespace chorus::coll {
 
@@ -46,6 +47,26 @@ class SlotStoreChooser {
   Entry& entry(CollType type, size_t bytes);
 
   Entry table_[kTypes][kSizeClasses];
+};
+
+// One operation's store kind for its copies into peers' slots: streamed from the view's slotStreamMinBytes on; below
+// it, from slotStoresAdaptFrom, the calling thread's chooser's answer, the operation timed from construction to
+// finish(); plain elsewhere.
+class SlotStoreDecision {
+ public:
+  // `toPeers`: whether the operation sends to other ranks at all; `footprint`: the bytes it touches on this rank.
+  SlotStoreDecision(const TopoView& topo, bool toPeers, CollType type, size_t footprint);
+
+  bool streamed() const { return streamed_; }
+  // Gives the chooser the operation's time, where it chose.
+  void finish();
+
+ private:
+  SlotStoreChooser* chooser_ = nullptr;
+  CollType type_;
+  size_t footprint_;
+  bool streamed_;
+  uint64_t startNs_ = 0;
 };
 
 }  // namespace chorus::coll
