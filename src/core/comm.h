@@ -159,8 +159,10 @@ class Comm {
   uint64_t serial() const { return serial_; }
 
   // Pending operations (enqueued, not finished): Finalize and Destroy wait for zero.
-  void opEnqueued() { pending_.fetch_add(1); }
-  void opFinished() { pending_.fetch_sub(1); }
+  // Counts n operations queued, or finished (a launch counts its operations at once: each count is a locked
+  // instruction, which waits for this core's stores to reach other cores' caches).
+  void opsEnqueued(int n) { pending_.fetch_add(n); }
+  void opsFinished(int n) { pending_.fetch_sub(n); }
   int pendingOps() const { return pending_.load(); }
   // Waits until no operation is pending (or the deadline).
   void waitIdle(const WaitContext& ctx) const;

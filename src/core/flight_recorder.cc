@@ -31,12 +31,6 @@ struct FlightRecorder::Slot {
 
 namespace {
 
-int64_t coarseNowUs() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
-}
-
 // The live recorders, for dumpAll.
 struct Registry {
   std::mutex mu;
@@ -113,10 +107,31 @@ const char* frStateName(FrState s) {
   return "?";
 }
 
+namespace {
+
+// The ring's size for `capacity` entries: the next power of two (at least 1).
+uint64_t ringSize(int capacity) {
+  uint64_t n = 1;
+  while (n < static_cast<uint64_t>(capacity)) n <<= 1;
+  return n;
+}
+
+}  // namespace
+
+int64_t FlightRecorder::nowUs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+}
+
 FlightRecorder::FlightRecorder(int capacity, int rank, int nranks, uint64_t commHash)
-    : capacity_(capacity > 0 ? capacity : 0), rank_(rank), nranks_(nranks), commHash_(commHash) {
+    : capacity_(capacity > 0 ? capacity : 0),
+      slotMask_(ringSize(capacity_) - 1),
+      rank_(rank),
+      nranks_(nranks),
+      commHash_(commHash) {
   if (capacity_ == 0) return;
-  slots_.reset(new Slot[static_cast<size_t>(capacity_)]);
+  slots_.reset(new Slot[slotMask_ + 1]);
   installSignalDump();
   std::lock_guard<std::mutex> lock(registry().mu);
   registry().live.insert(this);
@@ -129,10 +144,10 @@ FlightRecorder::~FlightRecorder() {
 }
 
 FlightRecorder::Slot* FlightRecorder::slotOf(uint64_t seq) const {
-  return &slots_[seq % static_cast<uint64_t>(capacity_)];
+  return &slots_[seq & slotMask_];
 }
 
-uint64_t FlightRecorder::queued(const coll::CollOp& op, bool running) {
+uint64_t FlightRecorder::queued(const coll::CollOp& op, bool running, int64_t now) {
   if (capacity_ == 0) return 0;
   // One thread at a time issues a communicator's operations (chorus.h: a communicator is not used from two threads
   // at once), so the number is read and written, not incremented with a locked instruction: that fetch_add was
@@ -149,7 +164,6 @@ uint64_t FlightRecorder::queued(const coll::CollOp& op, bool running) {
   s->peer.store(coll::isSendRecv(op.type) ? op.peer : -1, std::memory_order_relaxed);
   s->count.store(op.count, std::memory_order_relaxed);
   s->state.store(static_cast<uint32_t>(running ? FrState::kRunning : FrState::kQueued), std::memory_order_relaxed);
-  const int64_t now = coarseNowUs();
   s->queuedUs.store(now, std::memory_order_relaxed);
   s->startUs.store(running ? now : 0, std::memory_order_relaxed);
   s->endUs.store(0, std::memory_order_relaxed);
@@ -157,19 +171,19 @@ uint64_t FlightRecorder::queued(const coll::CollOp& op, bool running) {
   return seq;
 }
 
-void FlightRecorder::started(uint64_t seq) {
+void FlightRecorder::started(uint64_t seq, int64_t now) {
   if (capacity_ == 0) return;
   Slot* s = slotOf(seq);
   if (s->seqPlusOne.load(std::memory_order_relaxed) != seq + 1) return;  // overwritten: the ring wrapped
-  s->startUs.store(coarseNowUs(), std::memory_order_relaxed);
+  s->startUs.store(now, std::memory_order_relaxed);
   s->state.store(static_cast<uint32_t>(FrState::kRunning), std::memory_order_release);
 }
 
-void FlightRecorder::finished(uint64_t seq, bool ok) {
+void FlightRecorder::finished(uint64_t seq, bool ok, int64_t now) {
   if (capacity_ == 0) return;
   Slot* s = slotOf(seq);
   if (s->seqPlusOne.load(std::memory_order_relaxed) != seq + 1) return;
-  s->endUs.store(coarseNowUs(), std::memory_order_relaxed);
+  s->endUs.store(now, std::memory_order_relaxed);
   s->state.store(static_cast<uint32_t>(ok ? FrState::kDone : FrState::kFailed), std::memory_order_release);
 }
 

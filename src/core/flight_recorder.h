@@ -5,10 +5,13 @@
 // communicator of the process dumps. scripts/chorus_fr.py merges the dumps of all ranks and says which rank is
 // behind, and in which operation.
 //
-// Recording costs a few relaxed stores and one coarse clock read per state change (no lock, no allocation;
-// about 300 instructions per operation in all, measured with callgrind on an 8-byte all-reduce):
-// the times come from CLOCK_REALTIME_COARSE, whose resolution (a few ms) tells a hung rank from a running one,
-// which is what the recorder is for; the trace (trace.h) has the precise times.
+// Recording costs a few relaxed stores per state change (no lock, no allocation, no division: the ring's size is a
+// power of two) and one coarse clock read per state change of a launch, shared by its operations (the callers read
+// nowUs() once and pass it). The times come from CLOCK_REALTIME_COARSE, whose resolution (a few ms) tells a hung rank
+// from a running one, which is what the recorder is for; the trace (trace.h) has the precise times. Measured on an
+// 8-byte send/recv pair (docs/performance.md, session 28): 2,173 instructions on 1 rank (callgrind) against 2,232
+// before the shared clock read and the mask; on 2 ranks 0.49-0.55 us per pair against 0.44-0.46 with
+// CHORUS_FR_SIZE=0, a difference the shared clock read and the mask did not measurably narrow.
 #pragma once
 
 #include <atomic>
@@ -48,11 +51,18 @@ class FlightRecorder {
   FlightRecorder& operator=(const FlightRecorder&) = delete;
 
   bool enabled() const { return capacity_ > 0; }
-  // Records a newly queued operation; returns its sequence number (kept in CollOp::recordSeq). `running`: it starts
-  // now, on the calling thread (a blocking call), and is recorded as started too (started() need not follow).
-  uint64_t queued(const coll::CollOp& op, bool running = false);
-  void started(uint64_t seq);
-  void finished(uint64_t seq, bool ok);
+  // The recorder's time now (microseconds since the epoch, coarse): what the calls below record. A launch reads it
+  // once for all its operations.
+  static int64_t nowUs();
+  // Records a newly queued operation, at `nowUs`; returns its sequence number (kept in CollOp::recordSeq).
+  // `running`: it starts now, on the calling thread (a blocking call), and is recorded as started too (started()
+  // need not follow).
+  uint64_t queued(const coll::CollOp& op, bool running, int64_t nowUs);
+  uint64_t queued(const coll::CollOp& op, bool running = false) { return queued(op, running, nowUs()); }
+  void started(uint64_t seq, int64_t nowUs);
+  void started(uint64_t seq) { started(seq, nowUs()); }
+  void finished(uint64_t seq, bool ok, int64_t nowUs);
+  void finished(uint64_t seq, bool ok) { finished(seq, ok, nowUs()); }
 
   // The recorded operations, oldest first (at most `capacity`).
   std::vector<FrEntry> entries() const;
@@ -68,7 +78,8 @@ class FlightRecorder {
   struct Slot;
   Slot* slotOf(uint64_t seq) const;
 
-  int capacity_;
+  int capacity_;       // the operations kept (CHORUS_FR_SIZE)
+  uint64_t slotMask_;  // the ring's size less one: capacity_ rounded up to a power of two, so a look-up masks
   int rank_, nranks_;
   uint64_t commHash_;
   std::unique_ptr<Slot[]> slots_;

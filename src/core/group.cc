@@ -42,11 +42,21 @@ struct GroupState {
 
 thread_local GroupState group;
 
-// Counts a host operation as queued on its communicator (finalize and destroy wait for it) and gives it its
-// flight-recorder number; `running`: it runs now, on this thread (FlightRecorder::queued).
-void markQueued(Comm* comm, coll::CollOp* op, bool running) {
-  comm->opEnqueued();
-  if (FlightRecorder* fr = comm->recorder(); fr != nullptr && fr->enabled()) op->recordSeq = fr->queued(*op, running);
+// The flight recorders' time for one launch: the clock is read once, when first needed, for all its operations.
+struct LaunchTime {
+  int64_t us = -1;
+  int64_t get() {
+    if (us < 0) us = FlightRecorder::nowUs();
+    return us;
+  }
+};
+
+// Gives a host operation its flight-recorder number; `running`: it runs now, on this thread (FlightRecorder::queued).
+// The caller has counted it as queued on its communicator (Comm::opsEnqueued: finalize and destroy wait for it).
+void recordQueued(Comm* comm, coll::CollOp* op, bool running, LaunchTime& time) {
+  if (FlightRecorder* fr = comm->recorder(); fr != nullptr && fr->enabled()) {
+    op->recordSeq = fr->queued(*op, running, time.get());
+  }
 }
 
 // Makes `launch` one work of n operations of one host communicator that run at once on this thread, reusing its
@@ -58,9 +68,11 @@ void fillOneWork(std::vector<CommWork>& launch, Comm* comm, size_t n, OpAt opAt)
   w.comm = comm;
   w.ops.clear();
   w.startedWhenQueued = true;
+  comm->opsEnqueued(static_cast<int>(n));
+  LaunchTime time;
   for (size_t i = 0; i < n; ++i) {
     w.ops.push_back(opAt(i));
-    markQueued(comm, &w.ops.back(), /*running=*/true);
+    recordQueued(comm, &w.ops.back(), /*running=*/true, time);
   }
 }
 
@@ -135,6 +147,7 @@ void launch(const std::vector<PendingCall>& allCalls) {
   // allocates nothing.
   thread_local std::vector<StreamLaunch> byStream;
   size_t nStreams = 0;
+  LaunchTime time;
   for (const PendingCall& c : calls) {
     StreamLaunch* l = nullptr;
     for (size_t i = 0; i < nStreams && l == nullptr; ++i) {
@@ -148,7 +161,8 @@ void launch(const std::vector<PendingCall>& allCalls) {
     }
     CommWork& w = l->workOf(c.comm);
     w.ops.push_back(c.op);
-    markQueued(c.comm, &w.ops.back(), /*running=*/false);
+    c.comm->opsEnqueued(1);
+    recordQueued(c.comm, &w.ops.back(), /*running=*/false, time);
   }
   StreamLaunch* blocking = nullptr;
   for (size_t i = 0; i < nStreams; ++i) {
@@ -184,7 +198,9 @@ void submit(Comm* comm, CallStream stream, const coll::CollOp& op) {
     // per-stream sorting to do.
     if (stream.host != nullptr) {
       coll::CollOp queued = op;
-      markQueued(comm, &queued, /*running=*/false);
+      comm->opsEnqueued(1);
+      LaunchTime time;
+      recordQueued(comm, &queued, /*running=*/false, time);
       stream.host->enqueue(comm, &queued, 1);  // held in its queue slot: no storage to allocate or hand over
       return;
     }

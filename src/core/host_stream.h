@@ -29,7 +29,7 @@ class HostStream {
   // The most operations a launch of one communicator can have to be held in its queue slot.
   static constexpr size_t kInlineOps = 2;
   // Appends a launch of n <= kInlineOps operations of `comm` (a call outside a group, or a group's send and
-  // receive: the common cases), already counted (opEnqueued) and recorded: they are kept in the slot itself, so
+  // receive: the common cases), already counted (Comm::opsEnqueued) and recorded: they are kept in the slot itself, so
   // that no queue depth makes an enqueue allocate.
   void enqueue(Comm* comm, const coll::CollOp* ops, size_t n);
   // Waits until the queue is empty; returns and clears the first failure since the last report (base/error.h:

@@ -166,8 +166,10 @@ Failure executeLaunch(const CommWork* works, size_t n) {
   auto runOne = [&](const CommWork& w) {
     Failure f;
     FlightRecorder* fr = w.comm->recorder();
+    // One clock read per state change of the work, shared by its operations.
     if (fr != nullptr && fr->enabled() && !w.startedWhenQueued) {
-      for (const coll::CollOp& op : w.ops) fr->started(op.recordSeq);
+      const int64_t now = FlightRecorder::nowUs();
+      for (const coll::CollOp& op : w.ops) fr->started(op.recordSeq, now);
     }
     std::optional<OpTrace> trace;
     if (w.comm->tracing() && !w.ops.empty()) trace.emplace(w.comm->rank(), w.comm->commHash());
@@ -193,7 +195,8 @@ Failure executeLaunch(const CommWork* works, size_t n) {
       f = Failure{Status::kInternalError, "rank " + std::to_string(w.comm->rank()) + ": internal error: " + e.what()};
     }
     if (fr != nullptr && fr->enabled()) {
-      for (const coll::CollOp& op : w.ops) fr->finished(op.recordSeq, f.ok());
+      const int64_t now = FlightRecorder::nowUs();
+      for (const coll::CollOp& op : w.ops) fr->finished(op.recordSeq, f.ok(), now);
       // What this rank ran last, for scripts/chorus_fr.py to line up with the other ranks' dumps.
       if (f.status == Status::kTimeout || f.status == Status::kRemoteError) fr->dump(f.message);
     }
@@ -203,7 +206,7 @@ Failure executeLaunch(const CommWork* works, size_t n) {
       std::lock_guard<std::mutex> lock(mu);
       if (first.ok()) first = f;
     }
-    for (size_t i = 0; i < w.ops.size(); ++i) w.comm->opFinished();
+    w.comm->opsFinished(static_cast<int>(w.ops.size()));
   };
   if (n == 1) {
     runOne(works[0]);

@@ -88,6 +88,42 @@ TEST(FlightRecorder, RecordsRootsAndPeers) {
   EXPECT_NE(lines[2].find("state=queued"), std::string::npos) << lines[2];
 }
 
+// A capacity that is no power of two keeps exactly that many (the ring rounds up to one, so that a look-up masks
+// instead of dividing), and an overwritten entry still ignores its late state changes.
+TEST(FlightRecorder, KeepsExactlyACapacityThatIsNoPowerOfTwo) {
+  FlightRecorder fr(3, 0, 2, 1);
+  for (size_t i = 0; i < 9; ++i) fr.queued(op(coll::CollType::kAllReduce, 10 + i));
+  std::vector<FrEntry> es = fr.entries();
+  ASSERT_EQ(es.size(), 3u);
+  EXPECT_EQ(es[0].seq, 6u);
+  EXPECT_EQ(es[2].seq, 8u);
+  EXPECT_EQ(es[2].count, 18u);
+  fr.finished(4, true);  // seq 4's slot (of the ring's 4) now holds seq 8: nothing changes
+  es = fr.entries();
+  EXPECT_EQ(es[2].state, FrState::kQueued);
+  fr.finished(7, false);
+  EXPECT_EQ(fr.entries()[1].state, FrState::kFailed);
+}
+
+// The times are the callers': a launch reads the clock once (nowUs) and passes it to every operation's record.
+TEST(FlightRecorder, RecordsTheTimesItIsGiven) {
+  FlightRecorder fr(4, 0, 2, 1);
+  const uint64_t a = fr.queued(op(coll::CollType::kSend, 1, 0, 1), /*running=*/false, 1000);
+  const uint64_t b = fr.queued(op(coll::CollType::kRecv, 1, 0, 1), /*running=*/false, 1000);
+  fr.started(a, 2000);
+  fr.started(b, 2000);
+  fr.finished(a, true, 3000);
+  fr.finished(b, true, 3000);
+  for (const FrEntry& e : fr.entries()) {
+    EXPECT_EQ(e.queuedUs, 1000);
+    EXPECT_EQ(e.startUs, 2000);
+    EXPECT_EQ(e.endUs, 3000);
+    EXPECT_EQ(e.state, FrState::kDone);
+  }
+  const int64_t now = FlightRecorder::nowUs();
+  EXPECT_GT(now, int64_t{1600000000} * 1000000);  // microseconds since the epoch (after 2020)
+}
+
 TEST(FlightRecorder, CapacityZeroRecordsNothing) {
   FlightRecorder fr(0, 0, 2, 1);
   EXPECT_FALSE(fr.enabled());
