@@ -132,7 +132,10 @@ typedef enum {
 /**
  * A stream. On a CUDA communicator this is a cudaStream_t. On a host communicator it is a host stream made
  * by chorusStreamCreate, whose operations the library executes in issue order; NULL makes the call block
- * until the operation has completed.
+ * until the operation has completed. A host communicator runs its operations in the order they were issued
+ * across all streams (the NULL stream included), one launch after another. Within a group, a host
+ * communicator's operations must all use one stream (else chorusGroupEnd returns chorusInvalidUsage and
+ * launches nothing).
  */
 typedef void* chorusStream_t;
 

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "base/error.h"
+#include "base/futex.h"
 #include "base/host_id.h"
 #include "base/logging.h"
 #include "base/params.h"
@@ -307,6 +308,30 @@ std::string Comm::lastError() const {
 void Comm::waitIdle(const WaitContext& ctx) const {
   Waiter w(ctx);
   while (pending_.load() != 0) w.pause();
+}
+
+void Comm::waitForTurn(uint32_t ticket, const WaitContext& ctx) {
+  // Rare (launches of one communicator on several streams at once): the wait names itself in a timeout's message.
+  WaitContext named = ctx;
+  named.what = rankTag_ + ": waiting for this communicator's operations issued before, on another stream";
+  Waiter w(named);
+  turnWaiters_.fetch_add(1);
+  struct Leave {
+    std::atomic<uint32_t>& waiters;
+    ~Leave() { waiters.fetch_sub(1); }
+  } leave{turnWaiters_};
+  for (;;) {
+    const uint32_t seen = finished_.load();
+    if (static_cast<int32_t>(seen - ticket) >= 0) return;
+    w.pause(&finished_, seen);  // sleeps in slices (base/wait.h): a missed wake costs a slice, never the deadline
+  }
+}
+
+void Comm::finishTurn() {
+  // Both sides sequentially consistent: a waiter that registered before this increment is woken, and one that
+  // registers after it sees the new count before it sleeps.
+  finished_.fetch_add(1);
+  if (turnWaiters_.load() != 0) futexWake(&finished_);
 }
 
 Comm* checkComm(const void* handle, const char* arg) {

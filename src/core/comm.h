@@ -167,6 +167,23 @@ class Comm {
   // Waits until no operation is pending (or the deadline).
   void waitIdle(const WaitContext& ctx) const;
 
+  // Issue order across streams. Launches of this communicator run one after another in the order they were issued,
+  // whichever streams carry them (as NCCL orders a communicator's kernels): two at once would share its connections
+  // (two producers on one FIFO) and interleave their data. The issuing thread takes the launch's ticket; the work
+  // waits for its turn (awaitTurn: every launch issued before it finished) and ends it (finishTurn), failed or not.
+  // (A group puts a communicator's operations in one work: group.cc rejects a group that spreads them over streams.)
+  uint32_t takeTicket() {
+    const uint32_t t = issued_.load(std::memory_order_relaxed);  // one thread issues at a time (chorus.h)
+    issued_.store(t + 1, std::memory_order_relaxed);
+    return t;
+  }
+  // Returns at once when the turn has come (the common case: one stream); else waits on ctx (deadline, abort).
+  void awaitTurn(uint32_t ticket, const WaitContext& ctx) {
+    if (static_cast<int32_t>(finished_.load(std::memory_order_acquire) - ticket) >= 0) return;
+    waitForTurn(ticket, ctx);
+  }
+  void finishTurn();
+
   // A fresh tag for a child of this communicator (split, shrink); the same sequence on every rank.
   uint64_t nextChildTag() { return ++childCount_; }
 
@@ -201,6 +218,10 @@ class Comm {
   std::atomic<int> initState_{static_cast<int>(Status::kInProgress)};
   std::atomic<int> asyncError_{0};
   std::atomic<int> pending_{0};
+  std::atomic<uint32_t> issued_{0};       // launches issued (takeTicket)
+  std::atomic<uint32_t> finished_{0};     // launches finished (finishTurn); a futex word for waitForTurn
+  std::atomic<uint32_t> turnWaiters_{0};  // threads sleeping in waitForTurn
+  void waitForTurn(uint32_t ticket, const WaitContext& ctx);
   uint64_t childCount_ = 0;
   std::thread initThread_;
   std::mutex workerMu_;

@@ -68,6 +68,7 @@ void fillOneWork(std::vector<CommWork>& launch, Comm* comm, size_t n, OpAt opAt)
   w.comm = comm;
   w.ops.clear();
   w.startedWhenQueued = true;
+  w.ticket = comm->takeTicket();
   comm->opsEnqueued(static_cast<int>(n));
   LaunchTime time;
   for (size_t i = 0; i < n; ++i) {
@@ -159,10 +160,30 @@ void launch(const std::vector<PendingCall>& allCalls) {
       l->stream = c.stream.host;
       l->n = 0;
     }
-    CommWork& w = l->workOf(c.comm);
-    w.ops.push_back(c.op);
-    c.comm->opsEnqueued(1);
-    recordQueued(c.comm, &w.ops.back(), /*running=*/false, time);
+    l->workOf(c.comm).ops.push_back(c.op);
+  }
+  // A host communicator's operations of one group use one stream: on several, its works would run at once on different
+  // threads over the same connections (tickets order a communicator's launches, not the works of one).
+  thread_local std::vector<Comm*> seen;
+  seen.clear();
+  for (size_t i = 0; i < nStreams; ++i) {
+    for (size_t k = 0; k < byStream[i].n; ++k) {
+      Comm* comm = byStream[i].works[k].comm;
+      CHORUS_CHECK_USAGE(std::find(seen.begin(), seen.end(), comm) == seen.end(),
+                         "the group puts operations of one communicator (rank ", comm->rank(),
+                         ") on more than one stream: a group's operations of a host communicator must use one stream");
+      seen.push_back(comm);
+    }
+  }
+  // Nothing was launched until here. Each work takes its communicator's next ticket (Comm::takeTicket), and its
+  // operations are counted and recorded as queued.
+  for (size_t i = 0; i < nStreams; ++i) {
+    for (size_t k = 0; k < byStream[i].n; ++k) {
+      CommWork& w = byStream[i].works[k];
+      w.ticket = w.comm->takeTicket();
+      w.comm->opsEnqueued(static_cast<int>(w.ops.size()));
+      for (coll::CollOp& op : w.ops) recordQueued(w.comm, &op, /*running=*/false, time);
+    }
   }
   StreamLaunch* blocking = nullptr;
   for (size_t i = 0; i < nStreams; ++i) {
@@ -171,7 +192,8 @@ void launch(const std::vector<PendingCall>& allCalls) {
     if (l.stream == nullptr) {
       blocking = &l;
     } else if (l.n == 1 && l.works[0].ops.size() <= HostStream::kInlineOps) {
-      l.stream->enqueue(l.works[0].comm, l.works[0].ops.data(), l.works[0].ops.size());  // a send/recv pair, say
+      l.stream->enqueue(l.works[0].comm, l.works[0].ops.data(), l.works[0].ops.size(),  // a send/recv pair, say
+                        l.works[0].ticket);
     } else {
       l.stream->enqueue(l.works);
     }
@@ -201,7 +223,8 @@ void submit(Comm* comm, CallStream stream, const coll::CollOp& op) {
       comm->opsEnqueued(1);
       LaunchTime time;
       recordQueued(comm, &queued, /*running=*/false, time);
-      stream.host->enqueue(comm, &queued, 1);  // held in its queue slot: no storage to allocate or hand over
+      // Held in its queue slot: no storage to allocate or hand over.
+      stream.host->enqueue(comm, &queued, 1, comm->takeTicket());
       return;
     }
     runBlockingWork(comm, 1, [&](size_t) { return op; });  // the common blocking call

@@ -142,7 +142,7 @@ void HostStream::enqueue(std::vector<CommWork>& works) {
   if (wake) workCv_.notify_one();
 }
 
-void HostStream::enqueue(Comm* comm, const coll::CollOp* ops, size_t n) {
+void HostStream::enqueue(Comm* comm, const coll::CollOp* ops, size_t n, uint32_t ticket) {
   CHORUS_ENFORCE(n >= 1 && n <= kInlineOps, "a launch of ", n, " operations held in a queue slot");
   bool wake;
   {
@@ -150,6 +150,7 @@ void HostStream::enqueue(Comm* comm, const coll::CollOp* ops, size_t n) {
     Slot& slot = push();
     slot.comm = comm;
     slot.nops = static_cast<uint32_t>(n);
+    slot.ticket = ticket;
     std::copy(ops, ops + n, slot.ops);
     wake = published();
   }
@@ -179,6 +180,7 @@ bool HostStream::runFront(std::unique_lock<std::mutex>& lock) {
       CommWork& work = batch_[taken++];  // storage that stays: its ops hold kInlineOps from the constructor
       work.comm = slot.comm;
       work.ops.assign(slot.ops, slot.ops + slot.nops);
+      work.ticket = slot.ticket;
       slot.comm = nullptr;
       pop();
     }

@@ -29,9 +29,9 @@ class HostStream {
   // The most operations a launch of one communicator can have to be held in its queue slot.
   static constexpr size_t kInlineOps = 2;
   // Appends a launch of n <= kInlineOps operations of `comm` (a call outside a group, or a group's send and
-  // receive: the common cases), already counted (Comm::opsEnqueued) and recorded: they are kept in the slot itself, so
-  // that no queue depth makes an enqueue allocate.
-  void enqueue(Comm* comm, const coll::CollOp* ops, size_t n);
+  // receive: the common cases), already counted (Comm::opsEnqueued) and recorded, with its ticket in comm's issue
+  // order (CommWork::ticket): they are kept in the slot itself, so that no queue depth makes an enqueue allocate.
+  void enqueue(Comm* comm, const coll::CollOp* ops, size_t n, uint32_t ticket);
   // Waits until the queue is empty; returns and clears the first failure since the last report (base/error.h:
   // the caller raises it).
   Failure synchronize();
@@ -51,6 +51,7 @@ class HostStream {
   struct Slot {
     Comm* comm = nullptr;  // set: the launch is ops[0, nops) of comm
     uint32_t nops = 0;
+    uint32_t ticket = 0;  // comm's issue order (CommWork::ticket)
     coll::CollOp ops[kInlineOps];
     std::vector<CommWork> works;  // otherwise a group's launch
   };

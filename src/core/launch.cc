@@ -137,6 +137,7 @@ void executeWork(const CommWork& w) {
     comm.fillWaitContext(&ctx);
     state.ctxFor = comm.serial();
   }
+  comm.awaitTurn(w.ticket, ctx);
   if (comm.options().checkMode) checkMatchingCalls(comm, w.ops, ctx);
   PlanMemo& memo = planOnce(comm, withPreMulSumApplied(w.ops, comm.nranks()), &state);
   const coll::Plan& plan = memo.plan;
@@ -200,6 +201,8 @@ Failure executeLaunch(const CommWork* works, size_t n) {
       // What this rank ran last, for scripts/chorus_fr.py to line up with the other ranks' dumps.
       if (f.status == Status::kTimeout || f.status == Status::kRemoteError) fr->dump(f.message);
     }
+    // The next launch of the communicator may start (on whichever thread waits for it), whatever this one's outcome.
+    w.comm->finishTurn();
     if (trace) trace->finish(w.ops[0], w.ops.size(), w.comm->nranks(), f.ok());
     if (!f.ok()) {
       w.comm->recordAsyncError(f.status, f.message);

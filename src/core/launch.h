@@ -19,6 +19,9 @@ struct CommWork {
   // The flight recorder recorded its operations as running when they were queued (a blocking call, run at once on
   // the calling thread): executeLaunch does not record their start again.
   bool startedWhenQueued = false;
+  // Its place in the communicator's issue order (Comm::takeTicket): it runs once the launches issued before it
+  // finished.
+  uint32_t ticket = 0;
 };
 
 // Runs every work: plans it, connects what the plan lists and runs it (collectives/host/host_executor.h).

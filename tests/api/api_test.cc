@@ -12,6 +12,8 @@
 
 #include "chorus/chorus.h"
 #include "common/child.h"
+#include "common/on_threads.h"
+#include "common/thread_comms.h"
 
 namespace chorus::test {
 namespace {
@@ -20,29 +22,6 @@ using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-// Creates n host ranks as threads through chorusGetUniqueId + chorusCommInitRank (the path most programs use).
-std::vector<chorusComm_t> initThreads(int n, chorusConfig_t* config = nullptr) {
-  chorusUniqueId id;
-  EXPECT_EQ(chorusGetUniqueId(&id), chorusSuccess);
-  std::vector<chorusComm_t> comms(n, nullptr);
-  std::vector<chorusResult_t> rcs(n);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r) {
-    threads.emplace_back([&, r] { rcs[r] = chorusCommInitRankConfig(&comms[r], n, id, r, config); });
-  }
-  for (auto& t : threads) t.join();
-  for (int r = 0; r < n; ++r) EXPECT_EQ(rcs[r], chorusSuccess) << chorusGetLastError(nullptr);
-  return comms;
-}
-
-// Runs fn(rank) on one thread per rank.
-template <typename Fn>
-void onThreads(int n, Fn fn) {
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r) threads.emplace_back([&, r] { fn(r); });
-  for (auto& t : threads) t.join();
 }
 
 TEST(Api, VersionAndErrorStrings) {

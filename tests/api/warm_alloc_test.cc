@@ -85,7 +85,9 @@ int64_t countWarmAllocations(int n, bool onStream, Call call) {
     threads.emplace_back([&, r] {
       chorusComm_t comm = comms[static_cast<size_t>(r)];
       chorusStream_t stream = nullptr;
-      if (onStream) ASSERT_EQ(chorusStreamCreate(&stream), chorusSuccess);
+      if (onStream) {
+        ASSERT_EQ(chorusStreamCreate(&stream), chorusSuccess);
+      }
       std::vector<float> send(64, 1.0f + static_cast<float>(r));
       std::vector<float> recv(64 * static_cast<size_t>(n), 0.0f);
       bool ok = true;
