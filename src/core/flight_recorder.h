@@ -54,15 +54,12 @@ class FlightRecorder {
   // The recorder's time now (microseconds since the epoch, coarse): what the calls below record. A launch reads it
   // once for all its operations.
   static int64_t nowUs();
-  // Records a newly queued operation, at `nowUs`; returns its sequence number (kept in CollOp::recordSeq).
+  // Records a newly queued operation, at `now`; returns its sequence number (kept in CollOp::recordSeq).
   // `running`: it starts now, on the calling thread (a blocking call), and is recorded as started too (started()
   // need not follow).
-  uint64_t queued(const coll::CollOp& op, bool running, int64_t nowUs);
-  uint64_t queued(const coll::CollOp& op, bool running = false) { return queued(op, running, nowUs()); }
-  void started(uint64_t seq, int64_t nowUs);
-  void started(uint64_t seq) { started(seq, nowUs()); }
-  void finished(uint64_t seq, bool ok, int64_t nowUs);
-  void finished(uint64_t seq, bool ok) { finished(seq, ok, nowUs()); }
+  uint64_t queued(const coll::CollOp& op, bool running = false, int64_t now = nowUs());
+  void started(uint64_t seq, int64_t now = nowUs());
+  void finished(uint64_t seq, bool ok, int64_t now = nowUs());
 
   // The recorded operations, oldest first (at most `capacity`).
   std::vector<FrEntry> entries() const;

@@ -51,12 +51,15 @@ struct LaunchTime {
   }
 };
 
-// Gives a host operation its flight-recorder number; `running`: it runs now, on this thread (FlightRecorder::queued).
-// The caller has counted it as queued on its communicator (Comm::opsEnqueued: finalize and destroy wait for it).
-void recordQueued(Comm* comm, coll::CollOp* op, bool running, LaunchTime& time) {
+// Queues a launch of n operations of a host communicator: counts them as pending (finalize and destroy wait for them),
+// gives each its flight-recorder number (`running`: they run now, on this thread; FlightRecorder::queued) and returns
+// the launch's ticket in the communicator's issue order (Comm::takeTicket).
+uint32_t markQueued(Comm* comm, coll::CollOp* ops, size_t n, bool running, LaunchTime& time) {
+  comm->opsEnqueued(static_cast<int>(n));
   if (FlightRecorder* fr = comm->recorder(); fr != nullptr && fr->enabled()) {
-    op->recordSeq = fr->queued(*op, running, time.get());
+    for (size_t i = 0; i < n; ++i) ops[i].recordSeq = fr->queued(ops[i], running, time.get());
   }
+  return comm->takeTicket();
 }
 
 // Makes `launch` one work of n operations of one host communicator that run at once on this thread, reusing its
@@ -68,13 +71,9 @@ void fillOneWork(std::vector<CommWork>& launch, Comm* comm, size_t n, OpAt opAt)
   w.comm = comm;
   w.ops.clear();
   w.startedWhenQueued = true;
-  w.ticket = comm->takeTicket();
-  comm->opsEnqueued(static_cast<int>(n));
+  for (size_t i = 0; i < n; ++i) w.ops.push_back(opAt(i));
   LaunchTime time;
-  for (size_t i = 0; i < n; ++i) {
-    w.ops.push_back(opAt(i));
-    recordQueued(comm, &w.ops.back(), /*running=*/true, time);
-  }
+  w.ticket = markQueued(comm, w.ops.data(), n, /*running=*/true, time);
 }
 
 // Runs n operations of one host communicator on the NULL stream, here, in a work that is reused.
@@ -175,14 +174,11 @@ void launch(const std::vector<PendingCall>& allCalls) {
       seen.push_back(comm);
     }
   }
-  // Nothing was launched until here. Each work takes its communicator's next ticket (Comm::takeTicket), and its
-  // operations are counted and recorded as queued.
+  // Nothing was queued until here.
   for (size_t i = 0; i < nStreams; ++i) {
     for (size_t k = 0; k < byStream[i].n; ++k) {
       CommWork& w = byStream[i].works[k];
-      w.ticket = w.comm->takeTicket();
-      w.comm->opsEnqueued(static_cast<int>(w.ops.size()));
-      for (coll::CollOp& op : w.ops) recordQueued(w.comm, &op, /*running=*/false, time);
+      w.ticket = markQueued(w.comm, w.ops.data(), w.ops.size(), /*running=*/false, time);
     }
   }
   StreamLaunch* blocking = nullptr;
@@ -220,11 +216,9 @@ void submit(Comm* comm, CallStream stream, const coll::CollOp& op) {
     // per-stream sorting to do.
     if (stream.host != nullptr) {
       coll::CollOp queued = op;
-      comm->opsEnqueued(1);
       LaunchTime time;
-      recordQueued(comm, &queued, /*running=*/false, time);
-      // Held in its queue slot: no storage to allocate or hand over.
-      stream.host->enqueue(comm, &queued, 1, comm->takeTicket());
+      const uint32_t ticket = markQueued(comm, &queued, 1, /*running=*/false, time);
+      stream.host->enqueue(comm, &queued, 1, ticket);  // held in its queue slot: no storage to allocate or hand over
       return;
     }
     runBlockingWork(comm, 1, [&](size_t) { return op; });  // the common blocking call
