@@ -28,6 +28,7 @@ for r in $(seq 1 "$rounds"); do
     [[ "$rest" == *:* ]] && extra=("${rest#*:}")
     env LD_LIBRARY_PATH="$dir" "${extra[@]}" mpirun --allow-run-as-root -x LD_LIBRARY_PATH -x CHORUS_FR_SIZE \
       -np "${NP:-2}" --bind-to "${BIND:-core}" "build/bin/${COLL:-sendrecv}_perf" -b "${SIZE:-8}" -e "${SIZE:-8}" \
-      -w 1000 -n 1000 -N 10 -c 0 -y "${Y:-1}" 2>&1 | grep -E '^ +[0-9]+ ' | awk -v n="$name" -v rt="$rt" '{print n, rt, $6, $10}'
+      -w 1000 -n 1000 -N 10 -c 0 -y "${Y:-1}" 2>&1 | grep -E '^ +[0-9]+ ' |
+      awk -v n="$name" -v rt="$rt" '{print n, rt, $6, $10}'
   done
 done
