@@ -162,15 +162,14 @@ void runAlgorithm(const CollPlan& c, const std::vector<const void*>& copies, con
   }
 }
 
-// runCollective's second half: single copy where it applies, then the algorithm.
-void runWithConfig(const CollPlan& c, const std::vector<const void*>& copies, const ExecEnv& env,
+// runCollective's second half: single copy where it applies, then the algorithm. `inPlaceOp`: inPlace(c, env.nranks).
+void runWithConfig(const CollPlan& c, const std::vector<const void*>& copies, const ExecEnv& env, bool inPlaceOp,
                    HostPrimsConfig& cfg) {
   const CollOp& op = c.op;
   cfg.ctx = env.ctx;
   cfg.singleCopy = env.nranks > 1 && useSingleCopy(op.type, c.bytes);
   // The registry is looked up last: with allocations registered it takes a lock, which small operations must not pay.
-  if (!cfg.singleCopy && env.nranks > 1 && useMappedRefs(op.type, c.bytes, inPlace(c, env.nranks)) &&
-      touchesSharedAlloc(c)) {
+  if (!cfg.singleCopy && env.nranks > 1 && useMappedRefs(op.type, c.bytes, inPlaceOp) && touchesSharedAlloc(c)) {
     cfg.singleCopy = true;
     cfg.mappedRefsOnly = true;
   }
@@ -202,11 +201,12 @@ void runCollective(const CollPlan& c, const std::vector<const void*>& copies, co
   const bool root = env.rank == op.root;
   const size_t in = op.type == CollType::kBroadcast && !root ? 0 : inputBytes(c, env.nranks);
   const size_t out = op.type == CollType::kReduce && !root ? 0 : outputBytes(c, env.nranks);
-  const size_t footprint = footprintBytes(in, out, inPlace(c, env.nranks));
+  const bool inPlaceOp = inPlace(c, env.nranks);  // asked once: the footprint and the mapped references both need it
+  const size_t footprint = footprintBytes(in, out, inPlaceOp);
   cfg.nonTemporalOutput = streamsOutput(footprint, env.topo->streamMinBytes);
   SlotStoreDecision slots(*env.topo, env.nranks > 1, op.type, footprint);
   cfg.nonTemporalSlots = slots.streamed();
-  runWithConfig(c, copies, env, cfg);
+  runWithConfig(c, copies, env, inPlaceOp, cfg);
   slots.finish();
 }
 
