@@ -57,8 +57,6 @@ void calibrate() {
 }
 
 void run(int workNs, bool seqCst, int prefetchLines) {
-  const int consumerWorkNs = getenv("CONSUMER_NS") ? atoi(getenv("CONSUMER_NS")) : workNs;
-  const int refill = getenv("REFILL") ? atoi(getenv("REFILL")) : 1;
   constexpr int kMessages = 1000 * 6;  // one warm-up timing and five timed
   void* mem = mmap(nullptr, sizeof(Ring), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   auto* ring = new (mem) Ring();
@@ -78,7 +76,7 @@ void run(int workNs, bool seqCst, int prefetchLines) {
       ring->ack.store(i + 1, order);
       // The next lines, if the producer wrote them already: their transfer overlaps this message's work.
       for (int k = 1; k <= prefetchLines; ++k) __builtin_prefetch(&ring->lines[(i + k) % kLines], 0, 3);
-      x = work(x ^ v, consumerWorkNs);
+      x = work(x ^ v, workNs);
     }
     sink = x;
     (void)sink;
@@ -91,13 +89,9 @@ void run(int workNs, bool seqCst, int prefetchLines) {
   for (int t = 0; t < 6; ++t) {
     const auto t0 = std::chrono::steady_clock::now();
     for (uint32_t i = t * 1000; i < static_cast<uint32_t>(t + 1) * 1000; ++i) {
-      if (i - acked >= kLines) {
-        // Full: wait until `refill` lines are free (1: as soon as one is), so that the producer reads the consumer's
-        // acknowledgement line once per `refill` messages instead of once per message.
-        while (i - acked > static_cast<uint32_t>(kLines - refill)) {
-          acked = ring->ack.load(std::memory_order_acquire);
-          if (i - acked > static_cast<uint32_t>(kLines - refill)) __builtin_ia32_pause();
-        }
+      while (i - acked >= kLines) {  // full: wait for the consumer's acknowledgement
+        acked = ring->ack.load(std::memory_order_acquire);
+        if (i - acked >= kLines) __builtin_ia32_pause();
       }
       Line& l = ring->lines[i % kLines];
       memcpy(l.data, &x, sizeof(x));
