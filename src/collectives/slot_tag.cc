@@ -19,7 +19,8 @@ uint32_t slotTag(const CollOp& op, uint32_t seq) {
   if (isRooted(op.type)) h ^= static_cast<uint64_t>(op.root + 1) * 0xC2B2AE3D27D4EB4Full;
   h ^= h >> 29;
   return (1u << 31) | (static_cast<uint32_t>(type & 0xf) << 27) | (static_cast<uint32_t>(op.dtype) & 0xf) << 23 |
-         (static_cast<uint32_t>(reduction) & 0x7) << 20 | (static_cast<uint32_t>(h) & 0xff) << 12 | (seq & 0xfff);
+         (static_cast<uint32_t>(reduction) & 0x7) << 20 | (static_cast<uint32_t>(h) & 0xff) << 12 |
+         slotTagOfCall(0, seq);
 }
 
 std::string describeSlotTag(uint32_t tag) {

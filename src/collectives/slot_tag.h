@@ -19,6 +19,12 @@ namespace chorus::coll {
 
 uint32_t slotTag(const CollOp& op, uint32_t seq);
 
+// The tag of call `seq` of an operation whose call-0 tag is `base` (slotTag(op, 0)): a caller that runs one operation
+// many times computes the signature once.
+inline uint32_t slotTagOfCall(uint32_t base, uint32_t seq) {
+  return base | (seq & 0xfff);
+}
+
 // "AllReduce(float32, sum, call #17)" — what a tag says, for error messages; the root and count are hashed.
 std::string describeSlotTag(uint32_t tag);
 

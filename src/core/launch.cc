@@ -66,6 +66,7 @@ struct PlanMemo {
   // Whether the plan's connections were made once: a communicator keeps its connections for its life, so a memoised
   // plan skips ConnectionSet::connect (its check of every connection was 3 % of an 8-byte broadcast).
   bool connected = false;
+  coll::PlanSetup setup;  // the executor's decisions for the plan, made on its first run (host_executor.h)
 };
 
 // Plans kept per thread: a loop that alternates a few different operations (an all-reduce and a broadcast, the
@@ -113,6 +114,7 @@ PlanMemo& planOnce(const Comm& comm, const std::vector<coll::CollOp>& ops, Threa
   PlanMemo& m = state->memos[oldest];
   m.plannedFor = 0;
   m.connected = false;
+  m.setup.clear();
   ++state->plansMade;
   coll::planWork(ops, comm.planContext(), &m.plan);
   m.plannedOps = ops;  // reuses its capacity
@@ -152,7 +154,7 @@ void executeWork(const CommWork& w) {
   env.conns = &comm.connections();
   env.ctx = &ctx;
   env.firstSeq = comm.takeCollectiveSeqs(static_cast<uint32_t>(plan.colls.size()));
-  coll::runPlan(plan, env);
+  coll::runPlan(plan, env, &memo.setup);
 }
 
 }  // namespace

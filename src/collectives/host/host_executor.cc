@@ -107,11 +107,32 @@ bool touchesSharedAlloc(const CollPlan& c) {
 // a direct reduction folds what arrives into its output while its peers may not have folded in its own input yet.
 // (Ring and tree algorithms write an input region they sent only after a result that depends on it came back; a
 // direct reduce's root sends nothing and its other ranks write nothing.) Such an input must not be sent as a remote
-// reference.
-bool writesInputEarly(const CollPlan& c, int nranks) {
+// reference. `inPlaceOp`: inPlace(c, nranks).
+bool writesInputEarly(const CollPlan& c, bool inPlaceOp) {
   const CollOp& op = c.op;
   return op.algo == Algo::kDirect && (op.type == CollType::kAllReduce || op.type == CollType::kReduceScatter) &&
-         inPlace(c, nranks);
+         inPlaceOp;
+}
+
+// The setup of `c` on this rank (host_executor.h).
+CollSetup setUp(const CollPlan& c, const ExecEnv& env) {
+  const CollOp& op = c.op;
+  CollSetup s;
+  s.tagBase = slotTag(op, 0);
+  // A broadcast or an all-gather only copies: its primitives never reduce or scale (compute, host_prims.cc).
+  if (isReduction(op.type) || c.premul != 1.0 || c.postDiv != 1) s.kernels = &reduce::kernels(op.dtype, op.op);
+  // A broadcast's input is read on its root alone, and a reduce's output written there alone.
+  const bool root = env.rank == op.root;
+  const size_t in = op.type == CollType::kBroadcast && !root ? 0 : inputBytes(c, env.nranks);
+  const size_t out = op.type == CollType::kReduce && !root ? 0 : outputBytes(c, env.nranks);
+  const bool inPlaceOp = inPlace(c, env.nranks);
+  s.footprint = footprintBytes(in, out, inPlaceOp);
+  s.nonTemporalOutput = streamsOutput(s.footprint, env.topo->streamMinBytes);
+  const bool toPeers = env.nranks > 1;
+  s.singleCopy = toPeers && useSingleCopy(op.type, c.bytes);
+  s.mappedRefsIfShared = toPeers && !s.singleCopy && useMappedRefs(op.type, c.bytes, inPlaceOp);
+  s.inputRefs = !writesInputEarly(c, inPlaceOp);
+  return s;
 }
 
 void runAlgorithm(const CollPlan& c, const std::vector<const void*>& copies, const ExecEnv& env,
@@ -162,60 +183,56 @@ void runAlgorithm(const CollPlan& c, const std::vector<const void*>& copies, con
   }
 }
 
-// runCollective's second half: single copy where it applies, then the algorithm. `inPlaceOp`: inPlace(c, env.nranks).
-void runWithConfig(const CollPlan& c, const std::vector<const void*>& copies, const ExecEnv& env, bool inPlaceOp,
-                   HostPrimsConfig& cfg) {
-  const CollOp& op = c.op;
-  cfg.ctx = env.ctx;
-  cfg.singleCopy = env.nranks > 1 && useSingleCopy(op.type, c.bytes);
-  // The registry is looked up last: with allocations registered it takes a lock, which small operations must not pay.
-  if (!cfg.singleCopy && env.nranks > 1 && useMappedRefs(op.type, c.bytes, inPlaceOp) && touchesSharedAlloc(c)) {
-    cfg.singleCopy = true;
-    cfg.mappedRefsOnly = true;
-  }
-  if (!cfg.singleCopy) {
-    runAlgorithm(c, copies, env, cfg);
-    return;
-  }
+// runCollective's single-copy case: references go out, and the operation ends when the receivers have freed them.
+void runWithRefs(const CollPlan& c, const std::vector<const void*>& copies, const ExecEnv& env, const CollSetup& s,
+                 HostPrimsConfig& cfg) {
   thread_local RefLedger ledger;
   RefLedger::Scope scope(ledger);
-  cfg.inputRefs = !writesInputEarly(c, env.nranks);
+  cfg.inputRefs = s.inputRefs;
   cfg.ledger = &ledger;
   runAlgorithm(c, copies, env, cfg);
   // Receivers read this rank's buffers until they free the references: the operation ends after that.
   if (!ledger.empty()) ledger.drain(*env.ctx);
 }
 
-void runCollective(const CollPlan& c, const std::vector<const void*>& copies, const ExecEnv& env, uint32_t seq) {
+void runCollective(const CollPlan& c, const CollSetup& s, const std::vector<const void*>& copies, const ExecEnv& env,
+                   uint32_t seq) {
   const CollOp& op = c.op;
   HostPrimsConfig cfg;
-  cfg.slotTag = slotTag(op, seq);
+  cfg.slotTag = slotTagOfCall(s.tagBase, seq);
   cfg.input = op.sendbuff;
   cfg.output = op.recvbuff;
   cfg.eltSize = c.eltSize;
-  // A broadcast or an all-gather only copies: its primitives never reduce or scale (compute, host_prims.cc).
-  if (isReduction(op.type) || c.premul != 1.0 || c.postDiv != 1) cfg.kernels = &reduce::kernels(op.dtype, op.op);
+  cfg.kernels = s.kernels;
   cfg.premul.premul = c.premul;
   cfg.postDiv = c.postDiv;
-  // A broadcast's input is read on its root alone, and a reduce's output written there alone.
-  const bool root = env.rank == op.root;
-  const size_t in = op.type == CollType::kBroadcast && !root ? 0 : inputBytes(c, env.nranks);
-  const size_t out = op.type == CollType::kReduce && !root ? 0 : outputBytes(c, env.nranks);
-  const bool inPlaceOp = inPlace(c, env.nranks);  // asked once: the footprint and the mapped references both need it
-  const size_t footprint = footprintBytes(in, out, inPlaceOp);
-  cfg.nonTemporalOutput = streamsOutput(footprint, env.topo->streamMinBytes);
-  SlotStoreDecision slots(*env.topo, env.nranks > 1, op.type, footprint);
+  cfg.nonTemporalOutput = s.nonTemporalOutput;
+  cfg.ctx = env.ctx;
+  // The registry is looked up last: with allocations registered it takes a lock, which small operations must not pay.
+  cfg.singleCopy = s.singleCopy || (s.mappedRefsIfShared && touchesSharedAlloc(c));
+  cfg.mappedRefsOnly = cfg.singleCopy && !s.singleCopy;
+  SlotStoreDecision slots(*env.topo, env.nranks > 1, op.type, s.footprint);
   cfg.nonTemporalSlots = slots.streamed();
-  runWithConfig(c, copies, env, inPlaceOp, cfg);
+  if (cfg.singleCopy) {
+    runWithRefs(c, copies, env, s, cfg);
+  } else {
+    runAlgorithm(c, copies, env, cfg);
+  }
   slots.finish();
 }
 
 }  // namespace
 
-void runPlan(const Plan& plan, const ExecEnv& env) {
+void runPlan(const Plan& plan, const ExecEnv& env, PlanSetup* setup) {
+  if (!setup->made) {
+    setup->colls.clear();
+    for (const CollPlan& c : plan.colls) setup->colls.push_back(setUp(c, env));
+    setup->made = true;
+  }
+  const std::vector<CollSetup>& setups = setup->colls;
   if (plan.staging.empty()) {  // the common case: nothing to copy first
     static const std::vector<const void*> none;
-    for (size_t i = 0; i < plan.colls.size(); ++i) runCollective(plan.colls[i], none, env, env.firstSeq + i);
+    for (size_t i = 0; i < plan.colls.size(); ++i) runCollective(plan.colls[i], setups[i], none, env, env.firstSeq + i);
     if (plan.hasP2p()) runP2p(plan, none, env);
     return;
   }
@@ -238,7 +255,7 @@ void runPlan(const Plan& plan, const ExecEnv& env) {
   };
   for (size_t i = 0; i < plan.colls.size(); ++i) {
     stageUpTo(i);
-    runCollective(plan.colls[i], copies, env, env.firstSeq + i);
+    runCollective(plan.colls[i], setups[i], copies, env, env.firstSeq + i);
   }
   stageUpTo(plan.colls.size());
   if (plan.hasP2p()) runP2p(plan, copies, env);
