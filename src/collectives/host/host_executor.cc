@@ -30,18 +30,14 @@ namespace chorus::coll {
 
 namespace {
 
-// The connections of one channel's peer set, looked up on `lane`.
-struct HostPeers {
+// The peers of `s` on `lane`, for elements of `eltSize` bytes.
+PrimsPeers lookUp(const PeerSet& s, int lane, ConnectionProvider* conns, size_t eltSize) {
   transport::RecvConnection* recv[kMaxRecvPeers] = {};
   transport::SendConnection* send[kMaxSendPeers] = {};
-  int nrecv = 0;
-  int nsend = 0;
-  HostPeers(const PeerSet& s, int lane, ConnectionProvider* conns) : nrecv(s.nrecv), nsend(s.nsend) {
-    for (int i = 0; i < s.nrecv; ++i) recv[i] = conns->recvConn(s.recv[i], lane);
-    for (int i = 0; i < s.nsend; ++i) send[i] = conns->sendConn(s.send[i], lane);
-  }
-  HostPrims prims(const HostPrimsConfig& cfg) const { return HostPrims(cfg, recv, nrecv, send, nsend); }
-};
+  for (int i = 0; i < s.nrecv; ++i) recv[i] = conns->recvConn(s.recv[i], lane);
+  for (int i = 0; i < s.nsend; ++i) send[i] = conns->sendConn(s.send[i], lane);
+  return PrimsPeers::over(recv, s.nrecv, send, s.nsend, eltSize);
+}
 
 // The direct algorithms' peer set (primitives.h): rank r's Primitives on lane 0, with the directions to and from
 // r that the operation carries data in (directCarries, plan.h: only those are connected). Each is made on first
@@ -57,14 +53,17 @@ class HostDirectPeers {
   HostPrims& peer(int r) {
     auto* p = reinterpret_cast<HostPrims*>(storage_[r]);
     if ((made_ >> r & 1) == 0) {
+      auto* peers = reinterpret_cast<PrimsPeers*>(peerStorage_[r]);
       if (r == env_.rank) {
-        new (p) HostPrims(own_, nullptr, 0, nullptr, 0);
+        new (peers) PrimsPeers();
+        new (p) HostPrims(own_, *peers);
       } else {
         const bool in = directCarries(op_.type, op_.root, r, env_.rank);
         const bool out = directCarries(op_.type, op_.root, env_.rank, r);
         transport::RecvConnection* recv = in ? env_.conns->recvConn(r, 0) : nullptr;
         transport::SendConnection* send = out ? env_.conns->sendConn(r, 0) : nullptr;
-        new (p) HostPrims(cfg_, &recv, in ? 1 : 0, &send, out ? 1 : 0);
+        new (peers) PrimsPeers(PrimsPeers::over(&recv, in ? 1 : 0, &send, out ? 1 : 0, cfg_.eltSize));
+        new (p) HostPrims(cfg_, *peers);
       }
       made_ |= uint64_t{1} << r;
     }
@@ -72,7 +71,8 @@ class HostDirectPeers {
   }
 
  private:
-  static_assert(std::is_trivially_destructible_v<HostPrims>, "kept HostPrims are never destroyed");
+  static_assert(std::is_trivially_destructible_v<HostPrims> && std::is_trivially_destructible_v<PrimsPeers>,
+                "kept HostPrims and their peers are never destroyed");
   static_assert(kMaxDirectRanks <= 64, "one bit of made_ per rank");
   const CollOp& op_;
   const HostPrimsConfig& cfg_;
@@ -80,6 +80,7 @@ class HostDirectPeers {
   const ExecEnv& env_;
   uint64_t made_ = 0;
   alignas(HostPrims) unsigned char storage_[kMaxDirectRanks][sizeof(HostPrims)];
+  alignas(PrimsPeers) unsigned char peerStorage_[kMaxDirectRanks][sizeof(PrimsPeers)];
 };
 
 // The bytes of this rank's input and output for the operation.
@@ -132,10 +133,16 @@ CollSetup setUp(const CollPlan& c, const ExecEnv& env) {
   s.singleCopy = toPeers && useSingleCopy(op.type, c.bytes);
   s.mappedRefsIfShared = toPeers && !s.singleCopy && useMappedRefs(op.type, c.bytes, inPlaceOp);
   s.inputRefs = !writesInputEarly(c, inPlaceOp);
+  if (op.algo != Algo::kDirect) {
+    for (int ch = 0; ch < op.nChannels; ++ch) {
+      s.up.push_back(lookUp(c.channels[ch].up, ch, env.conns, c.eltSize));
+      if (op.algo == Algo::kTree) s.down.push_back(lookUp(c.channels[ch].down, ch, env.conns, c.eltSize));
+    }
+  }
   return s;
 }
 
-void runAlgorithm(const CollPlan& c, const std::vector<const void*>& copies, const ExecEnv& env,
+void runAlgorithm(const CollPlan& c, const CollSetup& s, const std::vector<const void*>& copies, const ExecEnv& env,
                   const HostPrimsConfig& cfg) {
   const CollOp& op = c.op;
   CollArgs a = c.args;
@@ -159,8 +166,8 @@ void runAlgorithm(const CollPlan& c, const std::vector<const void*>& copies, con
     if (op.algo == Algo::kTree) {
       a.treeParent = w.treeParent;
       a.treeNChildren = w.treeNChildren;
-      HostPrims up = HostPeers(w.up, ch, env.conns).prims(cfg);
-      HostPrims down = HostPeers(w.down, ch, env.conns).prims(cfg);
+      HostPrims up(cfg, s.up[ch]);
+      HostPrims down(cfg, s.down[ch]);
       switch (op.type) {
         case CollType::kAllReduce: runTreeAllReduce(up, down, a); break;
         case CollType::kBroadcast: runTreeBroadcast(down, a); break;
@@ -171,7 +178,7 @@ void runAlgorithm(const CollPlan& c, const std::vector<const void*>& copies, con
     }
     a.ring = env.topo->rings[ch].data();
     a.ringIndex = w.ringIndex;
-    HostPrims p = HostPeers(w.up, ch, env.conns).prims(cfg);
+    HostPrims p(cfg, s.up[ch]);
     switch (op.type) {
       case CollType::kAllReduce: runRingAllReduce(p, a); break;
       case CollType::kBroadcast: runRingBroadcast(p, a); break;
@@ -190,7 +197,7 @@ void runWithRefs(const CollPlan& c, const std::vector<const void*>& copies, cons
   RefLedger::Scope scope(ledger);
   cfg.inputRefs = s.inputRefs;
   cfg.ledger = &ledger;
-  runAlgorithm(c, copies, env, cfg);
+  runAlgorithm(c, s, copies, env, cfg);
   // Receivers read this rank's buffers until they free the references: the operation ends after that.
   if (!ledger.empty()) ledger.drain(*env.ctx);
 }
@@ -216,7 +223,7 @@ void runCollective(const CollPlan& c, const CollSetup& s, const std::vector<cons
   if (cfg.singleCopy) {
     runWithRefs(c, copies, env, s, cfg);
   } else {
-    runAlgorithm(c, copies, env, cfg);
+    runAlgorithm(c, s, copies, env, cfg);
   }
   slots.finish();
 }

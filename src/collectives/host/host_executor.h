@@ -9,12 +9,9 @@
 
 #include "base/wait.h"
 #include "collectives/conn_key.h"
+#include "collectives/host/host_prims.h"
 #include "collectives/plan/plan.h"
 #include "collectives/topo_view.h"
-
-namespace chorus::reduce {
-struct Kernels;
-}
 
 namespace chorus::coll {
 
@@ -38,6 +35,10 @@ struct CollSetup {
   bool singleCopy = false;          // useSingleCopy
   bool mappedRefsIfShared = false;  // useMappedRefs: single copy for bytes in chorusMemAlloc allocations, if any
   bool inputRefs = true;            // HostPrimsConfig::inputRefs, where single copy applies
+  // Ring and tree: each channel's peers ([ch] for channels[ch] of the plan; the communicator keeps its connections
+  // for its life).
+  std::vector<PrimsPeers> up;
+  std::vector<PrimsPeers> down;  // tree only
 };
 
 // The setups of a plan's collectives, kept by a caller that runs the plan again (core/launch.cc keeps one with each

@@ -25,20 +25,23 @@ char* refScratch(size_t bytes, int i) {
 
 }  // namespace
 
-HostPrims::HostPrims(const HostPrimsConfig& cfg, transport::RecvConnection* const* recvs, int nrecv,
-                     transport::SendConnection* const* sends, int nsend)
-    : cfg_(cfg), nrecv_(nrecv), nsend_(nsend) {
+PrimsPeers PrimsPeers::over(transport::RecvConnection* const* recvs, int nrecv, transport::SendConnection* const* sends,
+                            int nsend, size_t eltSize) {
   CHORUS_ENFORCE(nrecv <= kMaxRecvPeers && nsend <= kMaxSendPeers, "too many peers");
+  PrimsPeers p;
+  p.nrecv = nrecv;
+  p.nsend = nsend;
   size_t slot = 0;
   for (int i = 0; i < nrecv; ++i) {
-    recvs_[i] = recvs[i];
+    p.recv[i] = recvs[i];
     slot = slot == 0 ? recvs[i]->slotBytes() : std::min(slot, recvs[i]->slotBytes());
   }
   for (int i = 0; i < nsend; ++i) {
-    sends_[i] = sends[i];
+    p.send[i] = sends[i];
     slot = slot == 0 ? sends[i]->slotBytes() : std::min(slot, sends[i]->slotBytes());
   }
-  sliceElems_ = slot == 0 ? SIZE_MAX : std::max<size_t>(slot / cfg.eltSize, 1);
+  p.sliceElems = slot == 0 ? SIZE_MAX : std::max<size_t>(slot / eltSize, 1);
+  return p;
 }
 
 void HostPrims::send(size_t inOff, size_t n) {
@@ -78,7 +81,7 @@ void HostPrims::localReduce(size_t inOff, size_t outOff, size_t n, bool postOp) 
 
 void HostPrims::mismatch(int i, uint64_t got, uint64_t want) const {
   // The FIFOs of this communicator no longer line up with the peer's: it cannot be used any more.
-  CHORUS_THROW(Status::kRemoteError, recvs_[i]->what(), ": the peer sent ",
+  CHORUS_THROW(Status::kRemoteError, peers_.recv[i]->what(), ": the peer sent ",
                describeSlotTag(static_cast<uint32_t>(got >> 32)), " with ", got & transport::kSlotBytesMask,
                " bytes where this rank runs ", describeSlotTag(static_cast<uint32_t>(want >> 32)), " and expects ",
                want & transport::kSlotBytesMask,
@@ -94,11 +97,11 @@ void HostPrims::copyOut(void* dst, const void* src, size_t bytes, bool nonTempor
 void HostPrims::reduceInto(char* dst, const char* local, const void* const* slots, size_t m, bool postOp) {
   reduce::ReduceParams first = cfg_.premul;
   reduce::ReduceParams rest;  // later merges add received partial sums: no premultiplier
-  if (postOp) (nrecv_ == 1 ? first : rest).postDiv = cfg_.postDiv;
+  if (postOp) (peers_.nrecv == 1 ? first : rest).postDiv = cfg_.postDiv;
   cfg_.kernels->reduce(dst, local, slots[0], m, first);
-  for (int i = 1; i < nrecv_; ++i) {
+  for (int i = 1; i < peers_.nrecv; ++i) {
     reduce::ReduceParams p = rest;
-    if (i != nrecv_ - 1) p.postDiv = 1;
+    if (i != peers_.nrecv - 1) p.postDiv = 1;
     cfg_.kernels->reduce(dst, dst, slots[i], m, p);
   }
 }
@@ -116,7 +119,7 @@ const char* HostPrims::refSource(Src src, size_t inOff, bool toOutput, size_t ou
 
 void HostPrims::checkWord(int i, uint64_t word, size_t left) const {
   const size_t elt = cfg_.eltSize;
-  const size_t slice = std::min(sliceElems_, left) * elt;
+  const size_t slice = std::min(peers_.sliceElems, left) * elt;
   if (!transport::isRemoteRef(word)) {
     const uint64_t want = transport::slotWord(slice, cfg_.slotTag);
     if (word != want) mismatch(i, word, want);
@@ -124,8 +127,8 @@ void HostPrims::checkWord(int i, uint64_t word, size_t left) const {
   }
   // A reference covers whole slots' worth up to the call's end, so that slices stay on multiples of the slot.
   const size_t bytes = word & transport::kSlotBytesMask;
-  const bool fits =
-      bytes > 0 && bytes % elt == 0 && bytes <= left * elt && (bytes == left * elt || bytes % (sliceElems_ * elt) == 0);
+  const bool fits = bytes > 0 && bytes % elt == 0 && bytes <= left * elt &&
+                    (bytes == left * elt || bytes % (peers_.sliceElems * elt) == 0);
   if (!fits || (word >> 32) != cfg_.slotTag) {
     mismatch(i, word, transport::slotWord(slice, cfg_.slotTag));
   }
@@ -186,19 +189,21 @@ void HostPrims::runSmall(Src src, size_t inOff, bool toOutput, size_t outOff, bo
   const size_t elt = cfg_.eltSize;
   const size_t bytes = n * elt;
   const bool needRecv = src == kFromRecv || src == kReduceInputRecv || src == kReduceRecvOutput;
-  const int nsend = toPeers ? nsend_ : 0;
+  const int nsend = toPeers ? peers_.nsend : 0;
   const WaitContext& ctx = *cfg_.ctx;
   const void* slots[kMaxRecvPeers];
   if (needRecv) {
-    for (int i = 0; i < nrecv_; ++i) {
+    for (int i = 0; i < peers_.nrecv; ++i) {
       uint64_t word = 0;
-      slots[i] = recvs_[i]->mailbox() ? recvs_[i]->mailboxPeekWord(&word, ctx) : recvs_[i]->peekWord(&word, ctx);
+      slots[i] = peers_.recv[i]->mailbox() ? peers_.recv[i]->mailboxPeekWord(&word, ctx)
+                                           : peers_.recv[i]->peekWord(&word, ctx);
       checkWord(i, word, n);
     }
   }
   char* dstSlots[kMaxSendPeers];
   for (int i = 0; i < nsend; ++i) {
-    dstSlots[i] = static_cast<char*>(sends_[i]->mailbox() ? sends_[i]->mailboxAcquire(ctx) : sends_[i]->acquire(ctx));
+    dstSlots[i] = static_cast<char*>(peers_.send[i]->mailbox() ? peers_.send[i]->mailboxAcquire(ctx)
+                                                               : peers_.send[i]->acquire(ctx));
   }
   char* outPtr = toOutput ? static_cast<char*>(cfg_.output) + outOff * elt : nullptr;
   char* primary = outPtr != nullptr ? outPtr : dstSlots[0];
@@ -206,18 +211,18 @@ void HostPrims::runSmall(Src src, size_t inOff, bool toOutput, size_t outOff, bo
           static_cast<const char*>(cfg_.output) + outOff * elt, slots, n, postOp);
   for (int i = 0; i < nsend; ++i) {
     if (dstSlots[i] != primary) copyOut(dstSlots[i], primary, bytes, false);
-    if (sends_[i]->mailbox()) {
-      sends_[i]->mailboxPost(bytes, cfg_.slotTag);
+    if (peers_.send[i]->mailbox()) {
+      peers_.send[i]->mailboxPost(bytes, cfg_.slotTag);
     } else {
-      sends_[i]->post(bytes, cfg_.slotTag);
+      peers_.send[i]->post(bytes, cfg_.slotTag);
     }
   }
   if (needRecv) {
-    for (int i = 0; i < nrecv_; ++i) {
-      if (recvs_[i]->mailbox()) {
-        recvs_[i]->mailboxRelease();
+    for (int i = 0; i < peers_.nrecv; ++i) {
+      if (peers_.recv[i]->mailbox()) {
+        peers_.recv[i]->mailboxRelease();
       } else {
-        recvs_[i]->release();
+        peers_.recv[i]->release();
       }
     }
   }
@@ -229,7 +234,7 @@ void HostPrims::runSlices(Src src, size_t inOff, bool toOutput, size_t outOff, b
   char* out = static_cast<char*>(cfg_.output);
   const bool needRecv = src == kFromRecv || src == kReduceInputRecv || src == kReduceRecvOutput;
   const bool reduces = src == kReduceInputRecv || src == kReduceRecvOutput;
-  const int nsend = toPeers ? nsend_ : 0;
+  const int nsend = toPeers ? peers_.nsend : 0;
   const WaitContext& ctx = *cfg_.ctx;
 
   // Which send peers get references, to what.
@@ -240,24 +245,24 @@ void HostPrims::runSlices(Src src, size_t inOff, bool toOutput, size_t outOff, b
   bool ref[kMaxSendPeers];
   int ndata = 0;  // send peers that get the bytes in their slots
   for (int i = 0; i < nsend; ++i) {
-    ref[i] = refable && sends_[i]->remoteRefs();
+    ref[i] = refable && peers_.send[i]->remoteRefs();
     if (!ref[i]) ++ndata;
   }
   Held held[kMaxRecvPeers];
   if (needRecv) {
-    for (int i = 0; i < nrecv_; ++i) held[i].slot = nullptr;
+    for (int i = 0; i < peers_.nrecv; ++i) held[i].slot = nullptr;
   }
 
   for (size_t done = 0; done < n;) {
     // The slice: one slot where a slot carries it; otherwise as far as the references received reach.
     size_t m = n - done;
-    if (ndata > 0) m = std::min(m, sliceElems_);
+    if (ndata > 0) m = std::min(m, peers_.sliceElems);
     bool refIn = false;
     if (needRecv) {
-      for (int i = 0; i < nrecv_; ++i) {
+      for (int i = 0; i < peers_.nrecv; ++i) {
         Held& h = held[i];
         if (h.slot == nullptr) {
-          h.slot = recvs_[i]->peekWord(&h.word, ctx);
+          h.slot = peers_.recv[i]->peekWord(&h.word, ctx);
           h.used = 0;
           checkWord(i, h.word, n - done);
         }
@@ -265,7 +270,7 @@ void HostPrims::runSlices(Src src, size_t inOff, bool toOutput, size_t outOff, b
         refIn |= transport::isRemoteRef(h.word);
       }
       // Received references to reduce are copied into a scratch per peer that stays in cache.
-      if (refIn && reduces) m = std::min(m, sliceElems_ * kRefScratchSlots);
+      if (refIn && reduces) m = std::min(m, peers_.sliceElems * kRefScratchSlots);
     }
     const size_t bytes = m * elt;
     char* outPtr = toOutput ? out + (outOff + done) * elt : nullptr;
@@ -275,16 +280,16 @@ void HostPrims::runSlices(Src src, size_t inOff, bool toOutput, size_t outOff, b
     if (early) {
       for (int i = 0; i < nsend; ++i) {
         if (!ref[i]) continue;
-        sends_[i]->acquire(ctx);
-        sends_[i]->postRemote(refBase + done * elt, bytes, cfg_.slotTag);
-        cfg_.ledger->add(sends_[i]);
+        peers_.send[i]->acquire(ctx);
+        peers_.send[i]->postRemote(refBase + done * elt, bytes, cfg_.slotTag);
+        cfg_.ledger->add(peers_.send[i]);
       }
     }
     char* dstSlots[kMaxSendPeers];
     char* firstSlot = nullptr;
     for (int i = 0; i < nsend; ++i) {
       if (ref[i] && early) continue;
-      dstSlots[i] = static_cast<char*>(sends_[i]->acquire(ctx));
+      dstSlots[i] = static_cast<char*>(peers_.send[i]->acquire(ctx));
       if (!ref[i] && firstSlot == nullptr) firstSlot = dstSlots[i];
     }
 
@@ -302,16 +307,16 @@ void HostPrims::runSlices(Src src, size_t inOff, bool toOutput, size_t outOff, b
     const bool primaryIsOutput = primary == outPtr && outPtr != nullptr;
     const void* slots[kMaxRecvPeers];
     if (needRecv) {
-      for (int i = 0; i < nrecv_; ++i) {
+      for (int i = 0; i < peers_.nrecv; ++i) {
         const Held& h = held[i];
         if (!transport::isRemoteRef(h.word)) {
           slots[i] = h.slot;
         } else if (src == kFromRecv && primary != nullptr) {
-          recvs_[i]->readRemote(h.slot, h.used, primary, bytes);  // straight into place
+          peers_.recv[i]->readRemote(h.slot, h.used, primary, bytes);  // straight into place
           slots[i] = primary;
         } else {
-          char* scratch = refScratch(sliceElems_ * kRefScratchSlots * elt, i);
-          recvs_[i]->readRemote(h.slot, h.used, scratch, bytes);
+          char* scratch = refScratch(peers_.sliceElems * kRefScratchSlots * elt, i);
+          peers_.recv[i]->readRemote(h.slot, h.used, scratch, bytes);
           slots[i] = scratch;
         }
       }
@@ -328,7 +333,7 @@ void HostPrims::runSlices(Src src, size_t inOff, bool toOutput, size_t outOff, b
     for (int i = 0; i < nsend; ++i) {
       if (ref[i]) continue;
       if (dstSlots[i] != primary) copyOut(dstSlots[i], copySource, bytes, cfg_.nonTemporalSlots);
-      sends_[i]->post(bytes, cfg_.slotTag);
+      peers_.send[i]->post(bytes, cfg_.slotTag);
     }
     // The peers read the slot meanwhile (this end writes it again only once it is acquired again); references to the
     // output go out only once the output holds the slice.
@@ -336,16 +341,16 @@ void HostPrims::runSlices(Src src, size_t inOff, bool toOutput, size_t outOff, b
     if (!early) {
       for (int i = 0; i < nsend; ++i) {
         if (!ref[i]) continue;
-        sends_[i]->postRemote(refBase + done * elt, bytes, cfg_.slotTag);
-        cfg_.ledger->add(sends_[i]);
+        peers_.send[i]->postRemote(refBase + done * elt, bytes, cfg_.slotTag);
+        cfg_.ledger->add(peers_.send[i]);
       }
     }
     if (needRecv) {
-      for (int i = 0; i < nrecv_; ++i) {
+      for (int i = 0; i < peers_.nrecv; ++i) {
         Held& h = held[i];
         h.used += bytes;
         if (h.used == (h.word & transport::kSlotBytesMask)) {
-          recvs_[i]->release();
+          peers_.recv[i]->release();
           h.slot = nullptr;
         }
       }

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "base/wait.h"
 #include "collectives/host/ref_ledger.h"
@@ -55,11 +56,25 @@ struct HostPrimsConfig {
   RefLedger* ledger = nullptr;  // the ends that carried references (required when singleCopy)
 };
 
+// The connections one HostPrims receives from and sends to, with the slice they cut calls into. Made once per
+// peer set (the host executor keeps a plan's with the plan) rather than per primitives object: looking the
+// connections up and taking the smallest slot was about 120 of a blocking 8-byte broadcast's 2,000 instructions.
+struct PrimsPeers {
+  transport::RecvConnection* recv[kMaxRecvPeers] = {};  // [0, nrecv) valid
+  transport::SendConnection* send[kMaxSendPeers] = {};  // [0, nsend) valid
+  int nrecv = 0;
+  int nsend = 0;
+  size_t sliceElems = SIZE_MAX;  // elements per slice: one slot of the smallest peer's FIFO; SIZE_MAX: no peer
+
+  // The peers given, for elements of `eltSize` bytes.
+  static PrimsPeers over(transport::RecvConnection* const* recvs, int nrecv, transport::SendConnection* const* sends,
+                         int nsend, size_t eltSize);
+};
+
 class HostPrims {
  public:
-  // `cfg` must outlive the primitives (they keep a reference to it).
-  HostPrims(const HostPrimsConfig& cfg, transport::RecvConnection* const* recvs, int nrecv,
-            transport::SendConnection* const* sends, int nsend);
+  // `cfg` and `peers` must outlive the primitives (they keep references to them).
+  HostPrims(const HostPrimsConfig& cfg, const PrimsPeers& peers) : cfg_(cfg), peers_(peers) {}
 
   void send(size_t inOff, size_t n);
   void sendFromOutput(size_t outOff, size_t n);
@@ -110,17 +125,13 @@ class HostPrims {
   void copyOut(void* dst, const void* src, size_t bytes, bool nonTemporal);
   // Whether a write into the output (`toOutput`) or into a send slot streams.
   bool streamsTo(bool toOutput) const { return toOutput ? cfg_.nonTemporalOutput : cfg_.nonTemporalSlots; }
-  // Throws for a slot whose word (bytes and tag) from recvs_[i] is not the one expected.
+  // Throws for a slot whose word (bytes and tag) from peers_.recv[i] is not the one expected.
   [[noreturn]] void mismatch(int i, uint64_t got, uint64_t want) const;
 
   // Held, not copied: a config outlives the primitives made from it (the executor makes both per collective), and a
   // direct algorithm makes primitives for every peer on each call.
   const HostPrimsConfig& cfg_;
-  transport::RecvConnection* recvs_[kMaxRecvPeers];  // [0, nrecv_) valid
-  transport::SendConnection* sends_[kMaxSendPeers];  // [0, nsend_) valid
-  int nrecv_;
-  int nsend_;
-  size_t sliceElems_;
+  const PrimsPeers& peers_;
 };
 
 }  // namespace chorus::coll
