@@ -279,8 +279,7 @@ Failure HostStream::query() {
   return Failure{};
 }
 
-HostStream* checkStream(void* handle, const char* arg) {
-  if (handle == nullptr) return nullptr;
+HostStream* checkLiveStream(void* handle, const char* arg) {
   CHORUS_CHECK_ARG(streamHandles().contains(handle), arg,
                    " is not a live host stream (create it with chorusStreamCreate; CUDA streams need a CUDA "
                    "communicator)");

@@ -99,7 +99,10 @@ class HostStream {
 };
 
 // Returns the stream for a chorusStream_t; throws chorusInvalidArgument naming `arg` for a handle that is
-// not a live host stream. NULL gives nullptr.
-HostStream* checkStream(void* handle, const char* arg = "stream");
+// not a live host stream. NULL gives nullptr (inline: most calls pass NULL).
+HostStream* checkLiveStream(void* handle, const char* arg);
+inline HostStream* checkStream(void* handle, const char* arg = "stream") {
+  return handle == nullptr ? nullptr : checkLiveStream(handle, arg);
+}
 
 }  // namespace chorus::core

@@ -163,60 +163,68 @@ uint64_t plansMadeOnThisThread() {
   return perThread<ThreadState>().plansMade;
 }
 
+namespace {
+
+// Runs one communicator's work on this thread and ends it (its flight-recorder entries, its turn, its pending count),
+// failed or not. Returns its failure.
+Failure runWork(const CommWork& w) {
+  Failure f;
+  FlightRecorder* fr = w.comm->recorder();
+  // One clock read per state change of the work, shared by its operations.
+  if (fr != nullptr && fr->enabled() && !w.startedWhenQueued) {
+    const int64_t now = FlightRecorder::nowUs();
+    for (const coll::CollOp& op : w.ops) fr->started(op.recordSeq, now);
+  }
+  std::optional<OpTrace> trace;
+  if (w.comm->tracing() && !w.ops.empty()) trace.emplace(w.comm->rank(), w.comm->commHash());
+  try {
+    executeWork(w);
+  } catch (const Error& e) {
+    // "rank R: AllReduce(count N, float32): <cause>"; a wait's message starts with the rank already.
+    const std::string tag = "rank " + std::to_string(w.comm->rank()) + ": ";
+    std::string cause = e.what();
+    if (cause.compare(0, tag.size(), tag) == 0) cause.erase(0, tag.size());
+    // A connection closed by a peer that failed: its notice, sent before it closed, names the first cause.
+    f = w.comm->withFirstCause(e.status(), std::move(cause));
+    f.message = tag + describe(w.ops) + ": " + f.message;
+    // Peers learn of the failure first through the notice, then through the closed connections. Invalid usage
+    // found before any data moved (CHORUS_CHECK's fingerprints, seen alike by every rank) leaves the
+    // communicator usable, as the header promises.
+    if (f.status != Status::kInvalidUsage) {
+      w.comm->announceFailure(f.status, f.message);
+      w.comm->poisonConnections();
+    }
+    CHORUS_LOG_WARN(kColl, f.message);
+  } catch (const std::exception& e) {
+    f = Failure{Status::kInternalError, "rank " + std::to_string(w.comm->rank()) + ": internal error: " + e.what()};
+  }
+  if (fr != nullptr && fr->enabled()) {
+    const int64_t now = FlightRecorder::nowUs();
+    for (const coll::CollOp& op : w.ops) fr->finished(op.recordSeq, f.ok(), now);
+    // What this rank ran last, for scripts/chorus_fr.py to line up with the other ranks' dumps.
+    if (f.status == Status::kTimeout || f.status == Status::kRemoteError) fr->dump(f.message);
+  }
+  // The next launch of the communicator may start (on whichever thread waits for it), whatever this one's outcome.
+  w.comm->finishTurn();
+  if (trace) trace->finish(w.ops[0], w.ops.size(), w.comm->nranks(), f.ok());
+  if (!f.ok()) w.comm->recordAsyncError(f.status, f.message);
+  w.comm->opsFinished(static_cast<int>(w.ops.size()));
+  return f;
+}
+
+}  // namespace
+
 Failure executeLaunch(const CommWork* works, size_t n) {
+  if (n == 1) return runWork(works[0]);  // the common launch: no other thread takes part
   Failure first;
   std::mutex mu;
   auto runOne = [&](const CommWork& w) {
-    Failure f;
-    FlightRecorder* fr = w.comm->recorder();
-    // One clock read per state change of the work, shared by its operations.
-    if (fr != nullptr && fr->enabled() && !w.startedWhenQueued) {
-      const int64_t now = FlightRecorder::nowUs();
-      for (const coll::CollOp& op : w.ops) fr->started(op.recordSeq, now);
-    }
-    std::optional<OpTrace> trace;
-    if (w.comm->tracing() && !w.ops.empty()) trace.emplace(w.comm->rank(), w.comm->commHash());
-    try {
-      executeWork(w);
-    } catch (const Error& e) {
-      // "rank R: AllReduce(count N, float32): <cause>"; a wait's message starts with the rank already.
-      const std::string tag = "rank " + std::to_string(w.comm->rank()) + ": ";
-      std::string cause = e.what();
-      if (cause.compare(0, tag.size(), tag) == 0) cause.erase(0, tag.size());
-      // A connection closed by a peer that failed: its notice, sent before it closed, names the first cause.
-      f = w.comm->withFirstCause(e.status(), std::move(cause));
-      f.message = tag + describe(w.ops) + ": " + f.message;
-      // Peers learn of the failure first through the notice, then through the closed connections. Invalid usage
-      // found before any data moved (CHORUS_CHECK's fingerprints, seen alike by every rank) leaves the
-      // communicator usable, as the header promises.
-      if (f.status != Status::kInvalidUsage) {
-        w.comm->announceFailure(f.status, f.message);
-        w.comm->poisonConnections();
-      }
-      CHORUS_LOG_WARN(kColl, f.message);
-    } catch (const std::exception& e) {
-      f = Failure{Status::kInternalError, "rank " + std::to_string(w.comm->rank()) + ": internal error: " + e.what()};
-    }
-    if (fr != nullptr && fr->enabled()) {
-      const int64_t now = FlightRecorder::nowUs();
-      for (const coll::CollOp& op : w.ops) fr->finished(op.recordSeq, f.ok(), now);
-      // What this rank ran last, for scripts/chorus_fr.py to line up with the other ranks' dumps.
-      if (f.status == Status::kTimeout || f.status == Status::kRemoteError) fr->dump(f.message);
-    }
-    // The next launch of the communicator may start (on whichever thread waits for it), whatever this one's outcome.
-    w.comm->finishTurn();
-    if (trace) trace->finish(w.ops[0], w.ops.size(), w.comm->nranks(), f.ok());
+    Failure f = runWork(w);
     if (!f.ok()) {
-      w.comm->recordAsyncError(f.status, f.message);
       std::lock_guard<std::mutex> lock(mu);
-      if (first.ok()) first = f;
+      if (first.ok()) first = std::move(f);
     }
-    w.comm->opsFinished(static_cast<int>(w.ops.size()));
   };
-  if (n == 1) {
-    runOne(works[0]);
-    return first;
-  }
   Latch latch(static_cast<int>(n) - 1);
   for (size_t i = 1; i < n; ++i) {
     const CommWork* w = &works[i];

@@ -114,11 +114,7 @@ void forgetRedOps(const Comm* comm) {
   tables().erase(comm);
 }
 
-void resolveRedOp(const Comm& comm, int redop, coll::CollOp* op) {
-  if (redop >= 0 && redop < chorusNumOps) {
-    op->op = static_cast<reduce::Op>(redop);
-    return;
-  }
+void resolveDynamicRedOp(const Comm& comm, int redop, coll::CollOp* op) {
   std::lock_guard<std::mutex> lock(mu);
   auto it = tables().find(&comm);
   const size_t i = static_cast<size_t>(redop) - chorusNumOps;

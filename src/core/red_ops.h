@@ -26,8 +26,16 @@ void forgetRedOps(const Comm* comm);
 
 // Sets op->op from a call's raw op argument: a built-in op, or a PreMulSum of comm (then kSum plus the
 // preMul* fields). op->dtype must be set: a PreMulSum is only valid with its own datatype. Throws
-// chorusInvalidArgument naming the argument.
-void resolveRedOp(const Comm& comm, int redop, coll::CollOp* op);
+// chorusInvalidArgument naming the argument. Inline for the built-in ops, which every collective call passes
+// (the out-of-line function's frame was most of its cost).
+void resolveDynamicRedOp(const Comm& comm, int redop, coll::CollOp* op);
+inline void resolveRedOp(const Comm& comm, int redop, coll::CollOp* op) {
+  if (redop >= 0 && redop < chorusNumOps) {
+    op->op = static_cast<reduce::Op>(redop);
+    return;
+  }
+  resolveDynamicRedOp(comm, redop, op);
+}
 
 // For an operation with preMulSum set: reads the scalar (now, for a device-resident one), writes each
 // element of the input times the scalar into *scratch and returns the operation reading from there, as a

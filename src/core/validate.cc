@@ -12,10 +12,8 @@
 
 namespace chorus::core {
 
-reduce::DType toDType(int t) {
-  CHORUS_CHECK_ARG(t >= 0 && t < chorusNumTypes, "datatype ", t, " is not a chorusDataType_t (0..", chorusNumTypes - 1,
-                   ")");
-  return static_cast<reduce::DType>(t);
+void throwBadDType(int t) {
+  CHORUS_THROW(Status::kInvalidArgument, "datatype ", t, " is not a chorusDataType_t (0..", chorusNumTypes - 1, ")");
 }
 
 reduce::Op toOp(int op) {
@@ -43,7 +41,6 @@ void checkOverlap(const coll::CollOp& op, size_t inBytes, size_t outBytes, const
 void validateOp(const Comm& comm, const coll::CollOp& op) {
   const int n = comm.nranks();
   const int me = comm.rank();
-  const char* name = coll::collName(op.type);
   const size_t elt = reduce::dtypeSize(op.dtype);
   // Multiplications that report overflow, not divisions: two divisions were most of this function, 8 % of a
   // one-rank 8-byte all-reduce (perf).
@@ -51,12 +48,14 @@ void validateOp(const Comm& comm, const coll::CollOp& op) {
   size_t allRanks = 0;
   CHORUS_CHECK_ARG(!__builtin_mul_overflow(op.count, elt, &bytes) &&
                        !__builtin_mul_overflow(bytes, static_cast<size_t>(n), &allRanks),
-                   name, ": count ", op.count, " is too large (its size in bytes overflows)");
+                   coll::collName(op.type), ": count ", op.count, " is too large (its size in bytes overflows)");
   if (coll::isRooted(op.type)) {
-    CHORUS_CHECK_ARG(op.root >= 0 && op.root < n, name, ": root ", op.root, " is outside [0, nranks=", n, ")");
+    CHORUS_CHECK_ARG(op.root >= 0 && op.root < n, coll::collName(op.type), ": root ", op.root,
+                     " is outside [0, nranks=", n, ")");
   }
   if (coll::isSendRecv(op.type)) {
-    CHORUS_CHECK_ARG(op.peer >= 0 && op.peer < n, name, ": peer ", op.peer, " is outside [0, nranks=", n, ")");
+    CHORUS_CHECK_ARG(op.peer >= 0 && op.peer < n, coll::collName(op.type), ": peer ", op.peer,
+                     " is outside [0, nranks=", n, ")");
   }
   // Which buffers this rank reads and writes, and how many bytes of each.
   size_t in = 0, out = 0;
@@ -96,12 +95,16 @@ void validateOp(const Comm& comm, const coll::CollOp& op) {
     case coll::CollType::kSend: in = bytes; break;
     case coll::CollType::kRecv: out = bytes; break;
   }
-  CHORUS_CHECK_ARG(in == 0 || op.sendbuff != nullptr, name, ": sendbuff is NULL but count is ", op.count);
-  CHORUS_CHECK_ARG(out == 0 || op.recvbuff != nullptr, name, ": recvbuff is NULL but count is ", op.count);
+  CHORUS_CHECK_ARG(in == 0 || op.sendbuff != nullptr, coll::collName(op.type), ": sendbuff is NULL but count is ",
+                   op.count);
+  CHORUS_CHECK_ARG(out == 0 || op.recvbuff != nullptr, coll::collName(op.type), ": recvbuff is NULL but count is ",
+                   op.count);
   if (in > 0 && out > 0) checkOverlap(op, in, out, inPlace);
 #if CHORUS_BUILD_CUDA  // device buffers on CUDA comms, host buffers on host comms
-  if (comm.device() >= 0 || transport::cuda::visibleDevices() > 0) {
-    const std::string what = std::string(name) + ": ";
+  // The device count is fixed once asked (visibleDevices keeps its first answer): asked once here.
+  static const bool anyDevice = transport::cuda::visibleDevices() > 0;
+  if (comm.device() >= 0 || anyDevice) {
+    const std::string what = std::string(coll::collName(op.type)) + ": ";
     transport::cuda::checkBufferPlacement(op.sendbuff, in, comm.device(), (what + "sendbuff").c_str());
     transport::cuda::checkBufferPlacement(op.recvbuff, out, comm.device(), (what + "recvbuff").c_str());
   }

@@ -16,8 +16,12 @@ void validateOp(const Comm& comm, const coll::CollOp& op);
 
 // Converts API enums, throwing chorusInvalidArgument naming the argument for values out of range. They take
 // the raw integer (see enumBits): a C caller may pass any int, and loading an out-of-range value through a C
-// enum type is undefined behaviour in C++.
-reduce::DType toDType(int t);
+// enum type is undefined behaviour in C++. (toDType is inline: every data call converts its type.)
+[[noreturn]] void throwBadDType(int t);
+inline reduce::DType toDType(int t) {
+  if (t < 0 || t >= chorusNumTypes) throwBadDType(t);
+  return static_cast<reduce::DType>(t);
+}
 reduce::Op toOp(int op);
 
 // The integer a C caller put in an enum argument, read as bytes (never loaded as the enum type).

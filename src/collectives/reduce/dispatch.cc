@@ -20,9 +20,6 @@ const IsaTable& tableFor(Isa isa) {
   return scalar::kTable;
 }
 
-// Below this, the alignment prologue and the fence cost more than the cache pollution they avoid.
-constexpr size_t kMinStreamingBytes = 4096;
-
 // The kernels for type t and op `op` on `isa` (supported by this CPU); bf16: the CPU has AVX-512 BF16.
 const Kernels& lookUp(DType t, Op op, Isa isa, bool bf16) {
   const int ti = static_cast<int>(t);
@@ -48,11 +45,7 @@ const Kernels& kernels(DType t, Op op) {
   return lookUp(t, op, isa, bf16);
 }
 
-void copyBytes(void* dst, const void* src, size_t n, bool nonTemporal) {
-  if (!nonTemporal || n < kMinStreamingBytes) {
-    if (n != 0) std::memcpy(dst, src, n);
-    return;
-  }
+void copyStreamingBytes(void* dst, const void* src, size_t n) {
   tableFor(bestIsa()).copyStreaming(dst, src, n);
 }
 

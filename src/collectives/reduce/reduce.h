@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace chorus::reduce {
 
@@ -61,8 +62,21 @@ struct Kernels {
 const Kernels& kernels(DType t, Op op, Isa isa);
 const Kernels& kernels(DType t, Op op);
 
-// Copies n bytes; with nonTemporal, uses streaming stores (for outputs larger than the cache).
-void copyBytes(void* dst, const void* src, size_t n, bool nonTemporal = false);
+// Below this, streaming stores' alignment prologue and fence cost more than the cache pollution they avoid.
+constexpr size_t kMinStreamingBytes = 4096;
+
+// Copies n bytes with streaming stores (n >= kMinStreamingBytes).
+void copyStreamingBytes(void* dst, const void* src, size_t n);
+
+// Copies n bytes; with nonTemporal, uses streaming stores (for outputs larger than the cache). Inline: the
+// primitives copy every small message's payload twice through it.
+inline void copyBytes(void* dst, const void* src, size_t n, bool nonTemporal = false) {
+  if (nonTemporal && n >= kMinStreamingBytes) {
+    copyStreamingBytes(dst, src, n);
+  } else if (n != 0) {
+    std::memcpy(dst, src, n);
+  }
+}
 
 // Scalar conversions, exact, round to nearest even (used by tests and by the scalar kernels).
 float halfToFloat(uint16_t h);
