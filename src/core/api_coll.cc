@@ -19,10 +19,10 @@ using chorus::core::Comm;
 
 namespace {
 
-// Validates, tunes and submits one operation: `op` as the call gave it, with the raw datatype and reduction
-// arguments (converted here, once the communicator is known: an op of chorusRedOpCreatePreMulSum belongs to
-// it). Inside a group, an error is also kept for chorusGroupEnd.
-chorusResult_t enqueue(const char* api, chorusComm_t handle, chorusStream_t stream, CollOp op, int datatype,
+// Validates, tunes and submits one operation: `op` as the call gave it (completed here), with the raw datatype
+// and reduction arguments (converted here, once the communicator is known: an op of chorusRedOpCreatePreMulSum
+// belongs to it). Inside a group, an error is also kept for chorusGroupEnd.
+chorusResult_t enqueue(const char* api, chorusComm_t handle, chorusStream_t stream, CollOp& op, int datatype,
                        int redop) {
   // Checks first, while the caller's handle is certainly alive: their errors are recorded in the comm.
   Comm* comm = nullptr;

@@ -2,24 +2,6 @@
 
 namespace chorus::reduce {
 
-size_t dtypeSize(DType t) {
-  switch (t) {
-    case DType::kInt8:
-    case DType::kUint8:
-    case DType::kFloat8e4m3:
-    case DType::kFloat8e5m2: return 1;
-    case DType::kFloat16:
-    case DType::kBfloat16: return 2;
-    case DType::kInt32:
-    case DType::kUint32:
-    case DType::kFloat32: return 4;
-    case DType::kInt64:
-    case DType::kUint64:
-    case DType::kFloat64: return 8;
-  }
-  return 0;
-}
-
 const char* dtypeName(DType t) {
   switch (t) {
     case DType::kInt8: return "int8";

@@ -33,7 +33,19 @@ constexpr int kNumOps = 5;
 
 enum class Isa : int { kScalar = 0, kSse2 = 1, kAvx2 = 2, kAvx512 = 3 };
 
-size_t dtypeSize(DType t);
+// Bytes per element of each type, by DType value.
+inline constexpr unsigned char kDTypeBytes[kNumDTypes] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
+// Bytes per element of t; 0 for a value outside DType. Inline: every call sizes its operation with it, twice.
+constexpr size_t dtypeSize(DType t) {
+  const int i = static_cast<int>(t);
+  return i >= 0 && i < kNumDTypes ? kDTypeBytes[i] : 0;
+}
+static_assert(dtypeSize(DType::kInt8) == 1 && dtypeSize(DType::kUint8) == 1 && dtypeSize(DType::kInt32) == 4 &&
+                  dtypeSize(DType::kUint32) == 4 && dtypeSize(DType::kInt64) == 8 && dtypeSize(DType::kUint64) == 8 &&
+                  dtypeSize(DType::kFloat16) == 2 && dtypeSize(DType::kFloat32) == 4 &&
+                  dtypeSize(DType::kFloat64) == 8 && dtypeSize(DType::kBfloat16) == 2 &&
+                  dtypeSize(DType::kFloat8e4m3) == 1 && dtypeSize(DType::kFloat8e5m2) == 1,
+              "kDTypeBytes follows DType's values");
 const char* dtypeName(DType t);  // "float32", "bfloat16", ...
 bool isFloating(DType t);
 const char* isaName(Isa isa);
