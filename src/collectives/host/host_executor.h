@@ -42,8 +42,9 @@ struct CollSetup {
 };
 
 // The setups of a plan's collectives, kept by a caller that runs the plan again (core/launch.cc keeps one with each
-// memoised plan): made on the first run, they spare every later run about 150 of the 2,100 instructions of a 2-rank
-// 8-byte broadcast. Cleared by the caller when the plan is made anew.
+// memoised plan): made on the first run, they (with PrimsPeers) spared every later run of a 2-rank 8-byte broadcast
+// about 250 of its 1,470 instructions per call (docs/performance.md, session 30). Cleared by the caller when the
+// plan is made anew.
 struct PlanSetup {
   std::vector<CollSetup> colls;  // plan.colls[i]'s at [i]
   bool made = false;             // a plan without collectives has none to make

@@ -58,7 +58,8 @@ struct HostPrimsConfig {
 
 // The connections one HostPrims receives from and sends to, with the slice they cut calls into. Made once per
 // peer set (the host executor keeps a plan's with the plan) rather than per primitives object: looking the
-// connections up and taking the smallest slot was about 120 of a blocking 8-byte broadcast's 2,000 instructions.
+// connections up, taking the smallest slot and copying them into each HostPrims was about 120 of the 1,350
+// instructions per call of a blocking 2-rank 8-byte broadcast (docs/performance.md, session 30).
 struct PrimsPeers {
   transport::RecvConnection* recv[kMaxRecvPeers] = {};  // [0, nrecv) valid
   transport::SendConnection* send[kMaxSendPeers] = {};  // [0, nsend) valid
@@ -129,7 +130,8 @@ class HostPrims {
   [[noreturn]] void mismatch(int i, uint64_t got, uint64_t want) const;
 
   // Held, not copied: a config outlives the primitives made from it (the executor makes both per collective), and a
-  // direct algorithm makes primitives for every peer on each call.
+  // direct algorithm makes primitives for every peer on each call; the peers outlive them too (a plan's setup keeps
+  // a ring's or a tree's, a direct algorithm keeps each peer's beside its primitives).
   const HostPrimsConfig& cfg_;
   const PrimsPeers& peers_;
 };
