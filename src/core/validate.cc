@@ -101,9 +101,7 @@ void validateOp(const Comm& comm, const coll::CollOp& op) {
                    op.count);
   if (in > 0 && out > 0) checkOverlap(op, in, out, inPlace);
 #if CHORUS_BUILD_CUDA  // device buffers on CUDA comms, host buffers on host comms
-  // The device count is fixed once asked (visibleDevices keeps its first answer): asked once here.
-  static const bool anyDevice = transport::cuda::visibleDevices() > 0;
-  if (comm.device() >= 0 || anyDevice) {
+  if (comm.device() >= 0 || transport::cuda::visibleDevices() > 0) {
     const std::string what = std::string(coll::collName(op.type)) + ": ";
     transport::cuda::checkBufferPlacement(op.sendbuff, in, comm.device(), (what + "sendbuff").c_str());
     transport::cuda::checkBufferPlacement(op.recvbuff, out, comm.device(), (what + "recvbuff").c_str());

@@ -78,13 +78,11 @@ PointerInfo runtimeQuery(const void* p) {
 
 }  // namespace
 
-int visibleDevices(std::string* why) {
-  // Asked on every call of every host communicator (buffer placement): after the first answer, one load.
-  static std::atomic<int> known{-1};
-  if (why == nullptr) {
-    const int n = known.load(std::memory_order_acquire);
-    if (n >= 0) return n;
-  }
+namespace detail {
+
+std::atomic<int> knownDevices{-1};
+
+int countDevices(std::string* why) {
   static std::once_flag once;
   static int count = 0;
   static std::string reason;
@@ -99,11 +97,13 @@ int visibleDevices(std::string* why) {
       reason = "cudaGetDeviceCount returned 0 devices";
     }
     count = n;
-    known.store(n, std::memory_order_release);
+    knownDevices.store(n, std::memory_order_release);
   });
   if (why != nullptr) *why = reason;
   return count;
 }
+
+}  // namespace detail
 
 int currentDevice() {
   int d = 0;
@@ -237,10 +237,16 @@ PointerInfo runtimeQuery(const void*) {
 }
 }  // namespace
 
-int visibleDevices(std::string* why) {
+namespace detail {
+
+std::atomic<int> knownDevices{0};  // known from the start: none
+
+int countDevices(std::string* why) {
   if (why != nullptr) *why = "built without CUDA";
   return 0;
 }
+
+}  // namespace detail
 int currentDevice() {
   noCuda("cudaGetDevice");
 }

@@ -6,16 +6,31 @@
 // machines without a GPU.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 namespace chorus::transport::cuda {
 
+namespace detail {
+// The device count once known, -1 before (0 from the start in a build without CUDA): read inline on every call of
+// every host communicator (buffer placement), where the runtime was asked once.
+extern std::atomic<int> knownDevices;
+// Asks the runtime (once) and fills knownDevices; with `why`, also the reason for none.
+int countDevices(std::string* why);
+}  // namespace detail
+
 // Number of CUDA devices visible to this process (cached after the first call); 0 with *why set to the
 // runtime's reason ("no CUDA-capable device is detected", "CUDA driver version is insufficient ...", or
 // "built without CUDA").
-int visibleDevices(std::string* why = nullptr);
+inline int visibleDevices(std::string* why = nullptr) {
+  if (why == nullptr) {
+    const int n = detail::knownDevices.load(std::memory_order_acquire);
+    if (n >= 0) return n;
+  }
+  return detail::countDevices(why);
+}
 // The calling thread's current device (cudaGetDevice).
 int currentDevice();
 // cudaSetDevice; throws chorusUnhandledCudaError.
