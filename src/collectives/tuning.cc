@@ -138,7 +138,7 @@ void chooseFresh(CollOp& op, const TuningContext& t) {
   int ch = static_cast<int>(
       std::min<size_t>(bytes / std::max<size_t>(t.bytesPerChannel, 1) + 1, static_cast<size_t>(t.maxChannels)));
   ch = std::max(ch, t.minChannels);
-  if (op.algo == Algo::kTree) ch = std::min(std::max(ch, 2), std::max(t.maxChannels, 1));  // both trees
+  if (op.algo == Algo::kTree && t.parallelChannels) ch = std::max(ch, 2);  // both trees (TuningContext)
   if (op.algo == Algo::kDirect) ch = 1;
   op.nChannels = std::clamp(ch, 1, std::max(t.maxChannels, 1));
   // Half a FIFO per chunk keeps two chunks in flight, as NCCL's chunkSteps 4 of 8 slots. A chunk set by

@@ -33,9 +33,16 @@ struct TuningContext {
   // False: the model never picks a direct algorithm (CHORUS_ALGO=direct still does).
   bool directByModel = true;
   // False: the model never picks a tree (CHORUS_ALGO=tree still does). A host communicator sets it when on some host
-  // its ranks outnumber their cores: every wait there yields the core, and a tree, whose two channels a host rank runs
-  // one after the other, waited 3-9x longer than a ring (docs/performance.md, session 19).
+  // its ranks outnumber their cores: every wait there yields the core, and a tree, whose two channels a host rank ran
+  // one after the other, waited 3-9x longer than a ring (docs/performance.md, session 19). With one channel (below)
+  // it is level with the ring there (session 31), no gain to change the rule for.
   bool treeByModel = true;
+  // Whether a rank's channels run side by side (a GPU's blocks) rather than one after the other on the rank's thread
+  // (a host rank). Side by side, a tree takes both trees of the double binary tree at any size, so that every rank is
+  // a leaf in one of them (NCCL's balance); one after the other, the second tree only adds a second walk down the
+  // tree, so a host tree takes channels as a ring does (docs/performance.md, session 31: a forced tree's 128-byte to
+  // 2 KiB broadcast at 4 ranks on 2 cores took 4-7 us with both trees and 0.6-2 with one, 10-25 % less at 2 ranks).
+  bool parallelChannels = false;
   // Distinct for every context filled (tune() caches its last decision per thread under this id); 0: none.
   uint64_t id = 0;
 };

@@ -161,6 +161,7 @@ void Comm::setUp(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
   // only CHORUS_ALGO=direct selects them (docs/cuda.md).
   tuning_.directByModel = options_.device < 0;
   if (options_.device >= 0) tuning_.bytesPerChannel = size_t(512) << 10;
+  tuning_.parallelChannels = options_.device >= 0;
   tuning_.algoSpec = param::Algo();
   tuning_.forcedChunk = param::ChunkSize();
   tuning_.id = coll::newTuningId();

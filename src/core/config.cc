@@ -88,6 +88,9 @@ CommOptions resolveOptions(const chorusConfig_t* config, const CommOptions* inhe
     o.timeoutMs = param::TimeoutMs();
     o.checkMode = param::Check() != 0;
     o.device = CHORUS_DEVICE_HOST;
+    // CHORUS_MIN_CTAS and CHORUS_MAX_CTAS (NCCL_MIN_CTAS and NCCL_MAX_CTAS in NCCL): the config's defaults.
+    if (param::MinCtas() > 0) o.minChannels = static_cast<int>(std::min<int64_t>(param::MinCtas(), coll::kMaxChannels));
+    if (param::MaxCtas() > 0) o.maxChannels = static_cast<int>(std::min<int64_t>(param::MaxCtas(), coll::kMaxChannels));
   }
   if (config == nullptr) return o;
   const chorusConfig_t c = readConfig(config);

@@ -193,6 +193,15 @@ TEST_P(CollForcedAlgo, Quick) {
   unsetenv("CHORUS_ALGO");
 }
 INSTANTIATE_TEST_SUITE_P(Algos, CollForcedAlgo, ::testing::Values("ring", "tree", "direct", "allreduce:tree;ring"));
+
+// Both trees of the double binary tree, one after the other: a host tree walks only one below 4 MiB unless asked.
+TEST(CollForcedAlgo, BothTrees) {
+  setenv("CHORUS_ALGO", "tree", 1);
+  setenv("CHORUS_MIN_CTAS", "2", 1);
+  runThreads(5, quickSweep());
+  unsetenv("CHORUS_MIN_CTAS");
+  unsetenv("CHORUS_ALGO");
+}
 TEST(CollSimHostsFull, Full) {
   runProcesses(5, 2, true);
 }

@@ -142,7 +142,47 @@ TEST(Tuning, AForcedTreeHoldsWhenTheModelLeavesTreesOut) {
   op.type = CollType::kReduce;
   tune(op, t);
   EXPECT_EQ(op.algo, Algo::kTree);
-  EXPECT_EQ(op.nChannels, 2);
+  EXPECT_EQ(op.nChannels, 1);
+}
+
+// A host rank runs its channels one after the other: a tree takes channels as a ring does, one per 4 MiB, so that a
+// small operation walks one tree, not both in turn.
+TEST(Tuning, AHostTreeTakesChannelsAsARingDoes) {
+  TuningContext t = hostContext(16);
+  t.nranks = 8;
+  t.algoSpec = "tree";
+  for (auto [bytes, channels] :
+       {std::pair<size_t, int>{4, 1}, {32u << 10, 1}, {(4u << 20) - 4, 1}, {4u << 20, 2}, {32u << 20, 9}}) {
+    CollOp op = allReduce(bytes);
+    tune(op, t);
+    EXPECT_EQ(op.algo, Algo::kTree);
+    EXPECT_EQ(op.nChannels, channels) << bytes << " bytes";
+  }
+  // CHORUS_MIN_CTAS (or config->minCTAs) still asks for both trees.
+  t.minChannels = 2;
+  CollOp small = allReduce(4);
+  tune(small, t);
+  EXPECT_EQ(small.nChannels, 2);
+}
+
+// A GPU runs its channels side by side: a tree takes both trees of the double binary tree at every size, so that
+// every rank is a leaf in one of them.
+TEST(Tuning, ADeviceTreeTakesBothTreesAtEverySize) {
+  TuningContext t = hostContext(16);
+  t.nranks = 8;
+  t.algoSpec = "tree";
+  t.bytesPerChannel = size_t(512) << 10;
+  t.parallelChannels = true;
+  for (auto [bytes, channels] : {std::pair<size_t, int>{4, 2}, {32u << 10, 2}, {512u << 10, 2}, {1u << 20, 3}}) {
+    CollOp op = allReduce(bytes);
+    tune(op, t);
+    EXPECT_EQ(op.algo, Algo::kTree);
+    EXPECT_EQ(op.nChannels, channels) << bytes << " bytes";
+  }
+  t.maxChannels = 1;  // one ring prepared: one tree
+  CollOp op = allReduce(4);
+  tune(op, t);
+  EXPECT_EQ(op.nChannels, 1);
 }
 
 // CHORUS_BUFFSIZE is unset in the test environment: host FIFOs hold 1 MiB, device FIFOs NCCL's 4 MiB.
