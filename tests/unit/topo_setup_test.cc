@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "collectives/conn_key.h"
+#include "core/config.h"
 #include "core/topo_setup.h"
 #include "scoped_param.h"
 #include "topology/cpu_cache.h"
@@ -30,6 +32,26 @@ TEST(TopoSetup, HostRanksPrepareTwoChannels) {
   const coll::TopoView v = buildTopoView(ranks(4, 1, -1), 0, 0, 0);
   EXPECT_EQ(v.rings.size(), 2u);
   EXPECT_EQ(v.ranksPerDevice, 0);
+}
+
+// CHORUS_MIN_CTAS and CHORUS_MAX_CTAS give the config's channel bounds where it leaves them unset (as NCCL_MIN_CTAS
+// and NCCL_MAX_CTAS in NCCL), at most kMaxChannels; a config that sets them wins.
+TEST(TopoSetup, TheCtaVariablesBoundTheChannelsUnlessTheConfigDoes) {
+  EXPECT_EQ(resolveOptions(nullptr).minChannels, 1);
+  EXPECT_EQ(resolveOptions(nullptr).maxChannels, 0);
+  ScopedParam min("CHORUS_MIN_CTAS", "3");
+  ScopedParam max("CHORUS_MAX_CTAS", "1000");
+  const CommOptions o = resolveOptions(nullptr);
+  EXPECT_EQ(o.minChannels, 3);
+  EXPECT_EQ(o.maxChannels, coll::kMaxChannels);
+  chorusConfig_t c = CHORUS_CONFIG_INITIALIZER;
+  c.minCTAs = 2;
+  c.maxCTAs = 4;
+  const CommOptions withConfig = resolveOptions(&c);
+  EXPECT_EQ(withConfig.minChannels, 2);
+  EXPECT_EQ(withConfig.maxChannels, 4);
+  // Three channels asked for: a host communicator prepares three rings (two by default).
+  EXPECT_EQ(buildTopoView(ranks(4, 1, -1), 0, o.minChannels, 0).rings.size(), 3u);
 }
 
 TEST(TopoSetup, RanksSharingAGpuInOneProcessStayWithinTheBlockBudget) {

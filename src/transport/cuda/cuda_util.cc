@@ -247,6 +247,7 @@ int countDevices(std::string* why) {
 }
 
 }  // namespace detail
+
 int currentDevice() {
   noCuda("cudaGetDevice");
 }
