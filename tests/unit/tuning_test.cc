@@ -32,12 +32,18 @@ CollOp allReduce(size_t bytes) {
   return op;
 }
 
+// allReduce(bytes) as tune() completes it under `t`.
+CollOp tunedAllReduce(size_t bytes, const TuningContext& t) {
+  CollOp op = allReduce(bytes);
+  tune(op, t);
+  return op;
+}
+
 TEST(Tuning, HostRanksTakeOneChannelPer4MiBWithinThePreparedRings) {
   const TuningContext t = hostContext(16);
   for (auto [bytes, channels] :
        {std::pair<size_t, int>{4, 1}, {(4u << 20) - 4, 1}, {4u << 20, 2}, {32u << 20, 9}, {size_t(1) << 30, 16}}) {
-    CollOp op = allReduce(bytes);
-    tune(op, t);
+    const CollOp op = tunedAllReduce(bytes, t);
     EXPECT_EQ(op.algo, Algo::kRing);
     EXPECT_EQ(op.nChannels, channels) << bytes << " bytes";
   }
@@ -48,18 +54,15 @@ TEST(Tuning, DeviceRanksTakeOneChannelPer512KiB) {
   t.bytesPerChannel = size_t(512) << 10;
   for (auto [bytes, channels] :
        {std::pair<size_t, int>{4, 1}, {512u << 10, 2}, {4u << 20, 9}, {8u << 20, 16}, {size_t(256) << 20, 16}}) {
-    CollOp op = allReduce(bytes);
-    tune(op, t);
+    const CollOp op = tunedAllReduce(bytes, t);
     EXPECT_EQ(op.nChannels, channels) << bytes << " bytes";
   }
   // Never more than the rings prepared, never fewer than asked for.
   t.maxChannels = 4;
-  CollOp big = allReduce(size_t(256) << 20);
-  tune(big, t);
+  const CollOp big = tunedAllReduce(size_t(256) << 20, t);
   EXPECT_EQ(big.nChannels, 4);
   t.minChannels = 3;
-  CollOp small = allReduce(4);
-  tune(small, t);
+  const CollOp small = tunedAllReduce(4, t);
   EXPECT_EQ(small.nChannels, 3);
 }
 
@@ -153,15 +156,13 @@ TEST(Tuning, AHostTreeTakesChannelsAsARingDoes) {
   t.algoSpec = "tree";
   for (auto [bytes, channels] :
        {std::pair<size_t, int>{4, 1}, {32u << 10, 1}, {(4u << 20) - 4, 1}, {4u << 20, 2}, {32u << 20, 9}}) {
-    CollOp op = allReduce(bytes);
-    tune(op, t);
+    const CollOp op = tunedAllReduce(bytes, t);
     EXPECT_EQ(op.algo, Algo::kTree);
     EXPECT_EQ(op.nChannels, channels) << bytes << " bytes";
   }
   // CHORUS_MIN_CTAS (or config->minCTAs) still asks for both trees.
   t.minChannels = 2;
-  CollOp small = allReduce(4);
-  tune(small, t);
+  const CollOp small = tunedAllReduce(4, t);
   EXPECT_EQ(small.nChannels, 2);
 }
 
@@ -174,15 +175,12 @@ TEST(Tuning, ADeviceTreeTakesBothTreesAtEverySize) {
   t.bytesPerChannel = size_t(512) << 10;
   t.parallelChannels = true;
   for (auto [bytes, channels] : {std::pair<size_t, int>{4, 2}, {32u << 10, 2}, {512u << 10, 2}, {1u << 20, 3}}) {
-    CollOp op = allReduce(bytes);
-    tune(op, t);
+    const CollOp op = tunedAllReduce(bytes, t);
     EXPECT_EQ(op.algo, Algo::kTree);
     EXPECT_EQ(op.nChannels, channels) << bytes << " bytes";
   }
   t.maxChannels = 1;  // one ring prepared: one tree
-  CollOp op = allReduce(4);
-  tune(op, t);
-  EXPECT_EQ(op.nChannels, 1);
+  EXPECT_EQ(tunedAllReduce(4, t).nChannels, 1);
 }
 
 // CHORUS_BUFFSIZE is unset in the test environment: host FIFOs hold 1 MiB, device FIFOs NCCL's 4 MiB.
